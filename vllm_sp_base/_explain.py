@@ -1,0 +1,109 @@
+"""``vllm-sp-base explain``: why SP-MoE and model-level SP are on or off."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from vllm_sp_base._gates import (
+    ALL2ALL_BACKENDS,
+    Condition,
+    Layout,
+    model_sequence_parallel_conditions,
+    sequence_parallel_moe_conditions,
+)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _backend(text: str) -> str:
+    if text not in ALL2ALL_BACKENDS:
+        known = ", ".join(sorted(ALL2ALL_BACKENDS))
+        raise argparse.ArgumentTypeError(f"unknown backend {text!r} (vLLM 0.33.0 accepts: {known})")
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # Same flags and defaults as ``vllm serve``.
+    parser.add_argument("--tensor-parallel-size", "-tp", type=_positive, default=1)
+    parser.add_argument("--data-parallel-size", "-dp", type=_positive, default=1)
+    parser.add_argument("--pipeline-parallel-size", "-pp", type=_positive, default=1)
+    parser.add_argument("--enable-expert-parallel", "-ep", action="store_true")
+    parser.add_argument("--all2all-backend", type=_backend, default="allgather_reducescatter")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def layout_from(args: argparse.Namespace) -> Layout:
+    return Layout(
+        tensor_parallel_size=args.tensor_parallel_size,
+        data_parallel_size=args.data_parallel_size,
+        pipeline_parallel_size=args.pipeline_parallel_size,
+        enable_expert_parallel=args.enable_expert_parallel,
+        all2all_backend=args.all2all_backend,
+    )
+
+
+def report(layout: Layout) -> dict[str, Any]:
+    moe = sequence_parallel_moe_conditions(layout)
+    model = model_sequence_parallel_conditions(layout)
+    return {
+        "layout": {
+            "tensor_parallel_size": layout.tensor_parallel_size,
+            "data_parallel_size": layout.data_parallel_size,
+            "pipeline_parallel_size": layout.pipeline_parallel_size,
+            "enable_expert_parallel": layout.enable_expert_parallel,
+            "all2all_backend": layout.all2all_backend,
+        },
+        "sequence_parallel_moe": all(c.value for c in moe),
+        "sequence_parallel": all(c.value for c in model),
+        "conditions": {
+            "sequence_parallel_moe": [_condition(c) for c in moe],
+            "sequence_parallel": [_condition(c) for c in model],
+        },
+    }
+
+
+def _condition(c: Condition) -> dict[str, Any]:
+    return {"name": c.name, "expression": c.expression, "value": c.value, "why": c.why}
+
+
+def _verdict(title: str, conditions: list[dict[str, Any]], on: bool) -> list[str]:
+    lines = [f"{title}: {'ON' if on else 'off'}"]
+    for c in conditions:
+        mark = "yes" if c["value"] else "NO "
+        lines.append(f"  [{mark}] {c['expression']}")
+    failing = [c for c in conditions if not c["value"]]
+    if failing:
+        lines.append(f"  off because: {failing[0]['why']}")
+    return lines
+
+
+def render(result: dict[str, Any]) -> str:
+    layout = result["layout"]
+    head = (
+        f"layout: TP={layout['tensor_parallel_size']} DP={layout['data_parallel_size']} "
+        f"PP={layout['pipeline_parallel_size']} expert_parallel={layout['enable_expert_parallel']} "
+        f"all2all_backend={layout['all2all_backend']}"
+    )
+    conditions = result["conditions"]
+    lines = [head]
+    lines += _verdict("SP-MoE (ParallelConfig.use_sequence_parallel_moe)",
+                      conditions["sequence_parallel_moe"], result["sequence_parallel_moe"])
+    lines += _verdict("model-level SP (use_sequence_parallel)",
+                      conditions["sequence_parallel"], result["sequence_parallel"])
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = report(layout_from(args))
+    print(json.dumps(result, indent=2) if args.json else render(result))
+    return 0

@@ -1,0 +1,55 @@
+"""The ``vllm-sp-base`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from vllm_sp_base import _explain
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad input gets one line and exit 2, not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="vllm-sp-base",
+        description="The sequence-parallel attribute contract for vLLM: explain, audit, upstream.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    explain = commands.add_parser(
+        "explain", help="show why SP-MoE and model-level SP are on or off for a layout"
+    )
+    _explain.add_arguments(explain)
+    explain.set_defaults(run=_explain.run)
+    try:
+        from vllm_sp_base._audit import _cli as audit_cli
+    except ImportError:  # pragma: no cover - the audit ships with the package
+        pass
+    else:
+        audit = commands.add_parser(
+            "audit", help="find inherited reads of attributes a skipped __init__ sets"
+        )
+        audit_cli.add_arguments(audit)
+        audit.set_defaults(run=audit_cli.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except KeyboardInterrupt:
+        print("vllm-sp-base: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,68 @@
+"""Which contract flags a live class's own methods read on ``self`` (bytecode only)."""
+
+from __future__ import annotations
+
+import dis
+from collections.abc import Iterator
+from types import CodeType, FunctionType
+from typing import Final
+
+from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
+
+FLAGS: Final = frozenset(SEQUENCE_PARALLEL_DEFAULTS)
+_LOAD_SELF: Final = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_FAST_CHECK"})
+_READ_ATTR: Final = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+
+
+def _functions(cls: type) -> Iterator[FunctionType]:
+    for value in vars(cls).values():
+        if isinstance(value, (staticmethod, classmethod)):
+            continue
+        if isinstance(value, property):
+            value = value.fget
+        if isinstance(value, FunctionType):
+            yield value
+
+
+def _codes(code: CodeType) -> Iterator[CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _codes(const)
+
+
+def _self_reads(code: CodeType, self_name: str, wanted: frozenset[str]) -> set[str]:
+    found: set[str] = set()
+    for inner in _codes(code):
+        # Cheap pre-check: most code objects never name a flag at all.
+        if wanted.isdisjoint(inner.co_names):
+            continue
+        previous_loads_self = False
+        for ins in dis.get_instructions(inner):
+            if previous_loads_self and ins.opname in _READ_ATTR and ins.argval in wanted:
+                found.add(ins.argval)
+            previous_loads_self = ins.opname in _LOAD_SELF and ins.argval == self_name
+    return found
+
+
+def flags_read_by(cls: type, flags: frozenset[str] = FLAGS) -> frozenset[str]:
+    """The flags that methods defined on ``cls`` itself read as ``self.<flag>``."""
+    found: set[str] = set()
+    for function in _functions(cls):
+        code = function.__code__
+        if code.co_argcount == 0 or flags.isdisjoint(_all_names(code)):
+            continue
+        found |= _self_reads(code, code.co_varnames[0], flags)
+    return frozenset(found)
+
+
+def _all_names(code: CodeType) -> set[str]:
+    names: set[str] = set()
+    for inner in _codes(code):
+        names.update(inner.co_names)
+    return names
+
+
+def defined_in_mro(cls: type, name: str) -> bool:
+    """Whether any class of ``cls``'s MRO (but ``object``) defines ``name`` at class level."""
+    return any(name in vars(klass) for klass in cls.__mro__[:-1])
