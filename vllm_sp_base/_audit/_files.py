@@ -1,0 +1,69 @@
+"""Find the Python files to audit, and the module name of each."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+
+@dataclass
+class Discovered:
+    files: dict[str, str] = field(default_factory=dict)  # path -> module name
+    roots: list[str] = field(default_factory=list)  # import roots, audited first
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def import_root(path: str) -> str:
+    """The directory a module at ``path`` is imported from (above its packages)."""
+    directory = path if os.path.isdir(path) else os.path.dirname(path)
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return directory
+
+
+def module_name(path: str, root: str) -> str:
+    relative = os.path.relpath(path, root)
+    parts = relative[:-3].split(os.sep) if relative.endswith(".py") else relative.split(os.sep)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def discover(paths: list[str]) -> Discovered:
+    """Raises FileNotFoundError for a path that does not exist."""
+    found = Discovered()
+    for given in paths:
+        if not os.path.exists(given):
+            raise FileNotFoundError(given)
+    for given in paths:
+        path = os.path.abspath(given)
+        root = import_root(path)
+        if root not in found.roots:
+            found.roots.append(root)
+        if os.path.isfile(path):
+            found.files[path] = module_name(path, root)
+            continue
+        seen: set[tuple[int, int]] = set()
+        for directory, subdirs, names in os.walk(path, followlinks=True):
+            stat = os.stat(directory)
+            key = (stat.st_dev, stat.st_ino)
+            if key in seen:
+                found.problems.append((directory, "symlink loop: directory already visited"))
+                subdirs[:] = []
+                continue
+            seen.add(key)
+            subdirs[:] = sorted(d for d in subdirs if d not in SKIP_DIRS and not d.startswith("."))
+            for name in sorted(names):
+                if not name.endswith(".py"):
+                    continue
+                file_path = os.path.join(directory, name)
+                if not os.path.isfile(file_path):
+                    found.problems.append((file_path, "broken or looping symlink"))
+                    continue
+                found.files[file_path] = module_name(file_path, root)
+    return found

@@ -1,0 +1,269 @@
+"""A source-text pass over every file that finds which classes can possibly
+have a finding, so only their files (and their ancestors') are parsed.
+
+It is built to over-approximate: anything it cannot read precisely counts as a
+candidate. ``--parse-all`` skips it, and a test shows both modes agree on the
+real vLLM tree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Every pattern starts with a literal, so ``re`` can skip ahead with a fast
+# substring search instead of trying each position (10x on the vLLM tree).
+_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\[[^\]\n]*\])?[ \t]*([(:])")
+_INIT = re.compile(rb"__init__[ \t]*\(")
+_DEF_PREFIX = re.compile(rb"[ \t]*(?:async[ \t]+)?def[ \t]+")
+_AS = re.compile(rb" as[ \t]+(\w+)")
+_ASSIGN = re.compile(rb" = ([\w.]+)[ \t]*(?:#[^\n]*)?\n")
+_LHS = re.compile(rb"[ \t]*(\w+)[ \t]*(?::[^=\n]*)?$")
+_WORD_BEFORE = re.compile(rb"(\w+)[ \t]*$")
+_COMMENT = re.compile(rb"#[^\n]*")
+_TRIVIAL_BASES = frozenset({b"object"})
+
+
+@dataclass(slots=True)
+class ClassScan:
+    name: str
+    bases: tuple[str, ...]  # last dotted component of each base, in order
+    has_init: bool
+    init_chains: bool  # body-level, unconditional ``super().__init__(``
+    init_sets: bool  # the ``__init__`` assigns some ``self.<attr>``
+
+
+@dataclass(slots=True)
+class FileScan:
+    classes: list[ClassScan]
+    aliases: list[tuple[str, str]]  # (alias, original)
+
+
+def _matching_paren(text: bytes, start: int, limit: int = 4000) -> int:
+    depth = 0
+    end = min(len(text), start + limit)
+    for i in range(start, end):
+        c = text[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _split_bases(inner: bytes) -> tuple[str, ...]:
+    inner = _COMMENT.sub(b"", inner)
+    parts: list[bytes] = []
+    depth = 0
+    current = bytearray()
+    for c in inner:
+        ch = bytes((c,))
+        if ch in b"([{":
+            depth += 1
+        elif ch in b")]}":
+            depth -= 1
+        if ch == b"," and depth == 0:
+            parts.append(bytes(current))
+            current = bytearray()
+        else:
+            current += ch
+    parts.append(bytes(current))
+    bases: list[str] = []
+    for part in parts:
+        part = part.strip()
+        if not part or re.match(rb"^\w+\s*=(?!=)", part) or part.startswith(b"*"):
+            continue
+        head = re.match(rb"[\w.]+", part)
+        if head is None:
+            bases.append("?")  # an expression: unknown
+            continue
+        bases.append(head.group().rsplit(b".", 1)[-1].decode("ascii", "replace"))
+    return tuple(bases)
+
+
+_SUPER_INIT = re.compile(rb"super\(([^)]*)\)\.__init__\(")
+# An assignment to self, or a call of a self method that may assign in turn.
+_SETS_SELF = re.compile(
+    rb"self\.\w+\s*(?:\(|(?::[^=]*)?(?:[-+*/|&^%@]|//|\*\*|>>|<<)?=(?!=))|setattr\(\s*self\b"
+)
+_EXPLICIT_INIT = re.compile(rb"([\w.]+)\.__init__\(\s*self\b")
+
+
+def _scan_init(text: bytes, match: re.Match[bytes], indent: int, cls: ClassScan) -> None:
+    """Fill in ``cls.init_chains`` and ``cls.init_sets`` from the ``__init__`` at ``match``.
+
+    It chains when it surely runs its parent's: a body-level
+    ``super().__init__(``, ``super(Own, self)``, or ``Parent.__init__(self`` naming
+    the only base. Anything else (conditional, other class, no call) is a skip."""
+    cls.has_init = True
+    close = _matching_paren(text, match.end() - 1)
+    colon = text.find(b":", close) if close >= 0 else -1
+    if colon < 0:
+        cls.init_sets = True
+        return
+    line_end = text.find(b"\n", colon)
+    if line_end < 0:
+        line_end = len(text)
+    same_line = _COMMENT.sub(b"", text[colon + 1 : line_end]).strip()
+    if same_line:
+        cls.init_chains = _chains(same_line, cls)
+        cls.init_sets = b"self" in same_line
+        return
+    body_indent = -1
+    position = line_end + 1
+    while position < len(text):
+        end = text.find(b"\n", position)
+        if end < 0:
+            end = len(text)
+        line = text[position:end]
+        stripped = line.lstrip()
+        position = end + 1
+        if not stripped or stripped.startswith(b"#"):
+            continue
+        current = len(line) - len(stripped)
+        if current <= indent:
+            break
+        if body_indent < 0:
+            body_indent = current
+        if current == body_indent and not cls.init_chains and _chains(stripped, cls):
+            cls.init_chains = True
+        if not cls.init_sets and b"self" in stripped and _SETS_SELF.search(stripped):
+            cls.init_sets = True
+
+
+def _chains(statement: bytes, cls: ClassScan) -> bool:
+    match = _SUPER_INIT.match(statement)
+    if match is not None:
+        args = [a.strip() for a in match.group(1).split(b",")]
+        return args == [b""] or (len(args) == 2 and args[0].decode() == cls.name)
+    match = _EXPLICIT_INIT.match(statement)
+    if match is not None and len(cls.bases) == 1:
+        return match.group(1).rsplit(b".", 1)[-1].decode() == cls.bases[0]
+    return False
+
+
+def _line_start(text: bytes, offset: int) -> int:
+    return text.rfind(b"\n", 0, offset) + 1
+
+
+def scan(text: bytes) -> FileScan:
+    classes: list[tuple[int, int, ClassScan]] = []  # (offset, indent, scan)
+    for match in _CLASS.finditer(text):
+        begin = _line_start(text, match.start())
+        prefix = text[begin : match.start()]
+        if prefix.strip():
+            continue
+        name = match.group(1).decode("ascii", "replace")
+        bases: tuple[str, ...] = ()
+        if match.group(2) == b"(":
+            close = _matching_paren(text, match.end() - 1)
+            inner = text[match.end() : close] if close > 0 else b"?"
+            bases = _split_bases(inner)
+        classes.append((match.start(), len(prefix), ClassScan(name, bases, False, False, False)))
+    if classes:
+        for match in _INIT.finditer(text):
+            begin = _line_start(text, match.start())
+            head = _DEF_PREFIX.fullmatch(text, begin, match.start())
+            if head is None:
+                continue
+            indent = len(text[begin:match.start()]) - len(text[begin:match.start()].lstrip())
+            owner = None
+            for offset, class_indent, info in classes:
+                if offset > match.start():
+                    break
+                if class_indent < indent:
+                    owner = info
+            if owner is not None and not owner.has_init:
+                _scan_init(text, match, indent, owner)
+    aliases: list[tuple[str, str]] = []
+    for match in _AS.finditer(text):
+        before = _WORD_BEFORE.search(text, _line_start(text, match.start()), match.start())
+        if before is not None:
+            aliases.append((match.group(1).decode(), before.group(1).decode()))
+    for match in _ASSIGN.finditer(text):
+        lhs = _LHS.fullmatch(text, _line_start(text, match.start()), match.start())
+        if lhs is not None:
+            original = match.group(1).rsplit(b".", 1)[-1]
+            if original != lhs.group(1):
+                aliases.append((lhs.group(1).decode(), original.decode()))
+    return FileScan([c for _, _, c in classes], aliases)
+
+
+#: Bases outside the audited tree whose ``__init__`` sets no ``self.<attr>`` the
+#: rule could see, so skipping them loses nothing (torch's Module assigns through
+#: ``super().__setattr__``). An audited class of the same name overrides this.
+HARMLESS_EXTERNAL_BASES = frozenset(
+    {
+        "object", "ABC", "Generic", "Protocol", "NamedTuple", "TypedDict", "Enum",
+        "IntEnum", "StrEnum", "Flag", "IntFlag", "Exception", "BaseException",
+        "ValueError", "RuntimeError", "TypeError", "KeyError", "NotImplementedError",
+        "str", "int", "float", "dict", "list", "tuple", "set", "frozenset", "Module",
+    }
+)
+
+
+def candidate_names(scans: Iterable[FileScan]) -> set[str]:
+    """Names of every class that can be constructed past a skipped ``__init__``
+    that would have set something.
+
+    Resolution is by bare name, so two classes that share a name are both
+    candidates when either is: more parsing, never a missed finding.
+    """
+    children: dict[str, set[str]] = defaultdict(set)
+    aliases: dict[str, set[str]] = defaultdict(set)
+    by_name: dict[str, list[ClassScan]] = defaultdict(list)
+    all_classes: list[ClassScan] = []
+    for file_scan in scans:
+        for alias, original in file_scan.aliases:
+            aliases[original].add(alias)
+        for cls in file_scan.classes:
+            by_name[cls.name].append(cls)
+            all_classes.append(cls)
+            for base in cls.bases:
+                children[base].add(cls.name)
+    alias_of: dict[str, set[str]] = defaultdict(set)
+    for original, names in aliases.items():
+        for alias in names:
+            alias_of[alias].add(original)
+
+    def close(names: set[str]) -> set[str]:
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            for nxt in children.get(name, set()) | aliases.get(name, set()):
+                if nxt not in names:
+                    names.add(nxt)
+                    todo.append(nxt)
+        return names
+
+    may_set_memo: dict[str, bool] = {}
+
+    def may_set(name: str) -> bool:
+        """Whether constructing a class called ``name`` may set a self attribute."""
+        if name in may_set_memo:
+            return may_set_memo[name]
+        may_set_memo[name] = False  # cycles: what is on the stack adds nothing new
+        classes = by_name.get(name, [])
+        if name == "?" or (not classes and not alias_of.get(name) and name not in HARMLESS_EXTERNAL_BASES):
+            result = True  # unknown: an installed class or an expression
+        else:
+            result = any(
+                c.init_sets or any(may_set(b) for b in c.bases) for c in classes
+            ) or any(may_set(o) for o in alias_of.get(name, ()))
+        may_set_memo[name] = result
+        return result
+
+    non_chaining = close({c.name for c in all_classes if c.has_init and not c.init_chains})
+    tainted: set[str] = set()
+    for cls in all_classes:
+        skips_own_bases = cls.has_init and not cls.init_chains
+        if skips_own_bases and any(may_set(b) for b in cls.bases):
+            tainted.add(cls.name)
+        for i, base in enumerate(cls.bases[:-1]):
+            if base in non_chaining and any(may_set(b) for b in cls.bases[i + 1 :]):
+                tainted.add(cls.name)
+    return close(tainted)

@@ -1,0 +1,199 @@
+"""Whole-program resolution over source files: modules, names, MROs.
+
+Roots are searched in order: the audited roots first, then the installed
+packages (``sys.path``), so a package found under an audited path wins over an
+installed one of the same name. Nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from vllm_sp_base._audit._model import ClassInfo, Import, ModuleInfo
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRef:
+    module: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.module}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleRef:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A base the source does not let us resolve (C extension, expression, builtin)."""
+
+    text: str
+
+
+Target = ClassRef | ModuleRef
+MroEntry = ClassRef | Opaque
+_MAX_DEPTH = 40
+
+
+class Project:
+    def __init__(
+        self,
+        roots: list[str],
+        load: Callable[[str, bool], ModuleInfo | None],
+    ) -> None:
+        """``load(path, is_package)`` returns a module's summary, or None when it
+        cannot be read or parsed (the caller records why)."""
+        self.roots = roots
+        self._load = load
+        self._top_root: dict[str, str | None] = {}
+        self._files: dict[str, tuple[str, bool] | None] = {}
+        self._modules: dict[str, ModuleInfo | None] = {}
+        self._mro: dict[ClassRef, list[MroEntry]] = {}
+
+    # Modules -----------------------------------------------------------
+    def _root_of(self, top: str) -> str | None:
+        if top not in self._top_root:
+            found = None
+            for root in self.roots:
+                base = os.path.join(root, top)
+                if os.path.isdir(base) or os.path.isfile(base + ".py"):
+                    found = root
+                    break
+            self._top_root[top] = found
+        return self._top_root[top]
+
+    def module_file(self, module: str) -> tuple[str, bool] | None:
+        if module in self._files:
+            return self._files[module]
+        result = None
+        parts = module.split(".")
+        root = self._root_of(parts[0])
+        if root is not None:
+            base = os.path.join(root, *parts)
+            if os.path.isfile(os.path.join(base, "__init__.py")):
+                result = (os.path.join(base, "__init__.py"), True)
+            elif os.path.isfile(base + ".py"):
+                result = (base + ".py", False)
+            elif os.path.isdir(base):
+                result = ("", True)  # namespace package
+        self._files[module] = result
+        return result
+
+    def module(self, module: str) -> ModuleInfo | None:
+        if module not in self._modules:
+            located = self.module_file(module)
+            info = None
+            if located is not None:
+                path, is_package = located
+                info = ModuleInfo({}, {}, {}, {}, [], {}, True) if not path else self._load(path, is_package)
+            self._modules[module] = info
+        return self._modules[module]
+
+    def add_module(self, module: str, info: ModuleInfo) -> None:
+        self._modules[module] = info
+
+    # Names -------------------------------------------------------------
+    @staticmethod
+    def absolute(module: str, is_package: bool, imp: Import) -> str:
+        if imp.level == 0:
+            return imp.module or ""
+        package = module if is_package else module.rpartition(".")[0]
+        for _ in range(imp.level - 1):
+            package = package.rpartition(".")[0]
+        if imp.module:
+            return f"{package}.{imp.module}" if package else imp.module
+        return package
+
+    def _from_import(self, module: str, info: ModuleInfo, imp: Import, depth: int) -> Target | None:
+        base = self.absolute(module, info.is_package, imp)
+        if imp.name is None:
+            return ModuleRef(base)
+        found = self.lookup(base, imp.name, depth + 1)
+        if found is None and self.module_file(f"{base}.{imp.name}") is not None:
+            return ModuleRef(f"{base}.{imp.name}")
+        return found
+
+    def lookup(self, module: str, name: str, depth: int = 0) -> Target | None:
+        """What ``name`` is bound to at the top level of ``module``."""
+        if depth > _MAX_DEPTH:
+            return None
+        info = self.module(module)
+        if info is None:
+            return None
+        if name in info.classes:
+            return ClassRef(module, name)
+        if name in info.imports:
+            return self._from_import(module, info, info.imports[name], depth)
+        if name in info.aliases:
+            return self.resolve(module, info.aliases[name], depth + 1)
+        for star in info.star_imports:
+            found = self.lookup(self.absolute(module, info.is_package, star), name, depth + 1)
+            if found is not None:
+                return found
+        if info.is_package and self.module_file(f"{module}.{name}") is not None:
+            return ModuleRef(f"{module}.{name}")
+        if name in info.fallback_imports:
+            return self._from_import(module, info, info.fallback_imports[name], depth)
+        if name in info.fallback_aliases:
+            return self.resolve(module, info.fallback_aliases[name], depth + 1)
+        return None
+
+    def resolve(self, module: str, dotted_name: str, depth: int = 0) -> Target | None:
+        """What ``dotted_name``, written in ``module``, refers to."""
+        first, *rest = dotted_name.split(".")
+        found = self.lookup(module, first, depth)
+        for part in rest:
+            if not isinstance(found, ModuleRef):
+                return None
+            found = self.lookup(found.name, part, depth + 1)
+        return found
+
+    def class_info(self, ref: ClassRef) -> ClassInfo | None:
+        info = self.module(ref.module)
+        return None if info is None else info.classes.get(ref.name)
+
+    # MRO ---------------------------------------------------------------
+    def bases(self, ref: ClassRef) -> list[MroEntry]:
+        cls = self.class_info(ref)
+        if cls is None:
+            return []
+        out: list[MroEntry] = []
+        for base in cls.bases:
+            if base is None:
+                out.append(Opaque("<expression>"))
+                continue
+            if base in ("object", "builtins.object"):
+                continue
+            target = self.resolve(ref.module, base)
+            out.append(target if isinstance(target, ClassRef) else Opaque(base))
+        return out
+
+    def mro(self, ref: ClassRef, _stack: frozenset[ClassRef] = frozenset()) -> list[MroEntry]:
+        if ref in self._mro:
+            return self._mro[ref]
+        if ref in _stack or len(_stack) > _MAX_DEPTH:
+            return [ref]
+        stack = _stack | {ref}
+        sequences = [
+            self.mro(b, stack) if isinstance(b, ClassRef) else [b] for b in self.bases(ref)
+        ]
+        sequences.append(self.bases(ref))
+        result: list[MroEntry] = [ref]
+        sequences = [list(s) for s in sequences if s]
+        while sequences:
+            for seq in sequences:
+                head = seq[0]
+                if not any(head in s[1:] for s in sequences):
+                    break
+            else:  # inconsistent hierarchy: Python would refuse; fall back to DFS order
+                head = sequences[0][0]
+            result.append(head)
+            sequences = [[e for e in s if e != head] for s in sequences]
+            sequences = [s for s in sequences if s]
+        self._mro[ref] = result
+        return result

@@ -1,0 +1,319 @@
+"""Turn one module's source into a ModuleInfo (AST only; nothing is imported)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from vllm_sp_base._audit._model import (
+    ClassInfo,
+    Import,
+    InitCall,
+    Method,
+    ModuleInfo,
+    Read,
+)
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+_BRANCHING = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.Match, ast.IfExp,
+              ast.comprehension, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
+try:
+    _BRANCHING += (ast.TryStar,)
+except AttributeError:  # Python < 3.11
+    pass
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain (through subscripts such as ``Generic[T]``)."""
+    if isinstance(node, ast.Subscript):
+        return dotted(node.value)
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    name = dotted(test)
+    return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
+
+
+class _MethodVisitor(ast.NodeVisitor):
+    """Collects self-attribute reads, sets, self-calls and init calls of one method."""
+
+    def __init__(self, method: Method, self_name: str, class_name: str) -> None:
+        self.method = method
+        self.self_name = self_name
+        self.class_name = class_name
+        self.depth = 0  # how many branching constructs enclose the current node
+
+    def _is_self(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == self.self_name
+
+    def _branch(self, nodes: list[ast.AST] | list[ast.stmt] | list[ast.expr]) -> None:
+        self.depth += 1
+        for node in nodes:
+            self.visit(node)
+        self.depth -= 1
+
+    # Control flow: the test of an if/while runs; its bodies may not.
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        self._branch([*node.body, *node.orelse])
+
+    def visit_While(self, node: ast.While) -> None:
+        self.visit(node.test)
+        self._branch([*node.body, *node.orelse])
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
+        self._branch([node.target, *node.body, *node.orelse])
+
+    visit_AsyncFor = visit_For
+
+    def visit_Try(self, node: ast.Try) -> None:
+        # A read inside ``try`` may be caught; handlers and else may not run.
+        self._branch([*node.body, *node.handlers, *node.orelse])
+        for stmt in node.finalbody:
+            self.visit(stmt)
+
+    visit_TryStar = visit_Try
+
+    def visit_Match(self, node: ast.Match) -> None:
+        self.visit(node.subject)
+        self._branch(list(node.cases))
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.visit(node.test)
+        self._branch([node.body, node.orelse])
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        self.visit(node.values[0])
+        self._branch(node.values[1:])
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+        first, *rest = node.generators
+        self.visit(first.iter)
+        parts: list[ast.AST] = [first.target, *first.ifs, *rest]
+        if isinstance(node, ast.DictComp):
+            parts += [node.key, node.value]
+        else:
+            parts.append(node.elt)
+        self._branch(parts)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._branch([node.body])
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._branch(list(node.body))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    # Attributes on self.
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self._is_self(node.value):
+            if isinstance(node.ctx, ast.Load):
+                self.method.reads.append(
+                    Read(node.attr, node.lineno, node.col_offset, self.depth > 0))
+            else:
+                self.method.sets.setdefault(node.attr, node.lineno)
+            return
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, ast.Attribute) and self._is_self(target.value):
+            self.method.reads.append(
+                Read(target.attr, target.lineno, target.col_offset, self.depth > 0))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr"):
+            if node.args and self._is_self(node.args[0]) and len(node.args) >= 2:
+                name = node.args[1]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    if func.id == "setattr":
+                        self.method.sets.setdefault(name.value, node.lineno)
+                    elif func.id == "getattr" and len(node.args) == 2:
+                        self.method.reads.append(
+                            Read(name.value, node.lineno, node.col_offset, self.depth > 0))
+                for arg in node.args[2:]:
+                    self.visit(arg)
+                return
+        if isinstance(func, ast.Attribute):
+            if func.attr == "__init__":
+                call = self._init_call(func.value, node)
+                if call is not None:
+                    self.method.init_calls.append(call)
+            elif self._is_self(func.value):
+                self.method.self_calls.append((func.attr, self.depth > 0))
+        self.generic_visit(node)
+
+    def _init_call(self, owner: ast.expr, node: ast.Call) -> InitCall | None:
+        conditional = self.depth > 0
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+            if not owner.args:
+                return InitCall("super", None, conditional, node.lineno)
+            target = dotted(owner.args[0])
+            if target == self.class_name:
+                return InitCall("super", None, conditional, node.lineno)
+            return InitCall("super_of", target, conditional, node.lineno)
+        if node.args and self._is_self(node.args[0]):
+            return InitCall("explicit", dotted(owner), conditional, node.lineno)
+        return None
+
+
+def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str) -> Method | None:
+    for decorator in node.decorator_list:
+        if dotted(decorator) in ("staticmethod", "classmethod"):
+            return None
+    args = node.args.posonlyargs + node.args.args
+    method = Method(node.name, node.lineno)
+    if not args:
+        return method
+    visitor = _MethodVisitor(method, args[0].arg, class_name)
+    for stmt in node.body:
+        visitor.visit(stmt)
+    return method
+
+
+def _noqa(lines: list[str], line: int) -> tuple[str, ...] | None:
+    if line > len(lines):
+        return None
+    match = _NOQA.search(lines[line - 1])
+    if match is None:
+        return None
+    codes = match.group("codes")
+    return tuple(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else ()
+
+
+def _class(node: ast.ClassDef, lines: list[str]) -> ClassInfo:
+    attrs: set[str] = set()
+    methods: dict[str, Method] = {}
+
+    def collect(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                attrs.add(stmt.name)
+                method = _method(stmt, node.name)
+                if method is not None:
+                    methods[stmt.name] = method
+            elif isinstance(stmt, ast.ClassDef):
+                attrs.add(stmt.name)
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            attrs.add(name.id)
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:
+                    attrs.add(stmt.target.id)
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    attrs.add((alias.asname or alias.name).split(".")[0])
+            elif isinstance(stmt, (ast.If, ast.Try)):
+                collect(stmt.body)
+                collect(stmt.orelse)
+                if isinstance(stmt, ast.Try):
+                    for handler in stmt.handlers:
+                        collect(handler.body)
+                    collect(stmt.finalbody)
+
+    collect(node.body)
+    slots = [s for s in node.body if isinstance(s, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in s.targets)]
+    for stmt in slots:
+        for const in ast.walk(stmt.value):
+            if isinstance(const, ast.Constant) and isinstance(const.value, str):
+                attrs.add(const.value)
+    header_line = node.lineno
+    return ClassInfo(
+        name=node.name,
+        line=header_line,
+        col=node.col_offset,
+        bases=[dotted(b) for b in node.bases],
+        class_attrs=attrs,
+        methods=methods,
+        noqa=_noqa(lines, header_line),
+    )
+
+
+def _import_from(node: ast.ImportFrom) -> list[tuple[str, Import]]:
+    out: list[tuple[str, Import]] = []
+    for alias in node.names:
+        if alias.name == "*":
+            out.append(("*", Import(node.level, node.module, None)))
+        else:
+            out.append((alias.asname or alias.name, Import(node.level, node.module, alias.name)))
+    return out
+
+
+def _import(node: ast.Import) -> list[tuple[str, Import]]:
+    out: list[tuple[str, Import]] = []
+    for alias in node.names:
+        if alias.asname:
+            out.append((alias.asname, Import(0, alias.name, None)))
+        else:
+            top = alias.name.split(".")[0]
+            out.append((top, Import(0, top, None)))
+    return out
+
+
+def summarize(source: str | bytes, filename: str, is_package: bool) -> ModuleInfo:
+    """Parse ``source``; raises SyntaxError/ValueError for code that does not parse."""
+    tree = ast.parse(source, filename=filename)
+    text = source.decode("utf-8") if isinstance(source, bytes) else source
+    lines = text.splitlines()
+    info = ModuleInfo({}, {}, {}, {}, [], {}, is_package)
+
+    def bind(statements: list[ast.stmt], fallback: bool, override: bool) -> None:
+        imports = info.fallback_imports if fallback else info.imports
+        aliases = info.fallback_aliases if fallback else info.aliases
+        for stmt in statements:
+            pairs: list[tuple[str, Import]] = []
+            if isinstance(stmt, ast.Import):
+                pairs = _import(stmt)
+            elif isinstance(stmt, ast.ImportFrom):
+                pairs = _import_from(stmt)
+            elif isinstance(stmt, ast.ClassDef):
+                if override or stmt.name not in info.classes:
+                    info.classes[stmt.name] = _class(stmt, lines)
+                    imports.pop(stmt.name, None)
+                    aliases.pop(stmt.name, None)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
+                if isinstance(target, ast.Name) and value is not None:
+                    if override or target.id not in aliases:
+                        aliases[target.id] = value
+                        imports.pop(target.id, None)
+            elif isinstance(stmt, ast.If):
+                if _is_type_checking(stmt.test):
+                    bind(stmt.body, True, override)
+                    bind(stmt.orelse, fallback, override)
+                else:
+                    bind(stmt.body, fallback, override)
+                    bind(stmt.orelse, fallback, False)
+            elif isinstance(stmt, ast.Try):
+                bind(stmt.body, fallback, override)
+                for handler in stmt.handlers:
+                    bind(handler.body, fallback, False)
+                bind(stmt.orelse, fallback, override)
+            for name, imp in pairs:
+                if name == "*":
+                    info.star_imports.append(imp)
+                elif override or name not in imports:
+                    imports[name] = imp
+                    aliases.pop(name, None)
+                    if not fallback:
+                        info.classes.pop(name, None)
+
+    bind(tree.body, False, True)
+    return info
