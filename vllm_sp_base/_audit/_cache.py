@@ -1,4 +1,9 @@
-"""Per-file results keyed by file content and tool version."""
+"""Results keyed by file content and tool version.
+
+Two files: per-file summaries and pre-scans (large, loaded only when a file
+changed), and whole-run results keyed by every audited file's digest (small:
+what makes an unchanged tree a sub-second run).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import Any
 
 from vllm_sp_base import __version__
 
-_FORMAT = 1
+_FORMAT = 2
 
 
 def default_dir() -> str:
@@ -17,20 +22,42 @@ def default_dir() -> str:
     return os.environ.get("VLLM_SP_BASE_CACHE_DIR") or os.path.join(base, "vllm-sp-base")
 
 
+def _load(path: str) -> dict[bytes, Any]:
+    try:
+        with open(path, "rb") as handle:
+            loaded = pickle.load(handle)
+    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _save(path: str, data: dict[bytes, Any]) -> None:
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # readers never see a half-written cache
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
 class Cache:
     def __init__(self, directory: str | None, enabled: bool = True) -> None:
         self.enabled = enabled and directory is not None
-        self.path = os.path.join(directory or "", f"audit-{__version__}-{_FORMAT}.pickle")
-        self.entries: dict[bytes, Any] = {}
-        self.dirty = False
-        if self.enabled:
-            try:
-                with open(self.path, "rb") as handle:
-                    loaded = pickle.load(handle)
-                if isinstance(loaded, dict):
-                    self.entries = loaded
-            except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError):
-                self.entries = {}
+        stem = os.path.join(directory or "", f"audit-{__version__}-{_FORMAT}")
+        self.files_path = stem + "-files.pickle"
+        self.runs_path = stem + "-runs.pickle"
+        self._entries: dict[bytes, Any] | None = None
+        self._runs: dict[bytes, Any] | None = None
+        self._dirty: set[str] = set()
+
+    @property
+    def entries(self) -> dict[bytes, Any]:
+        if self._entries is None:
+            self._entries = _load(self.files_path) if self.enabled else {}
+        return self._entries
 
     def get(self, key: bytes) -> Any:
         return self.entries.get(key) if self.enabled else None
@@ -38,17 +65,27 @@ class Cache:
     def put(self, key: bytes, value: Any) -> None:
         if self.enabled:
             self.entries[key] = value
-            self.dirty = True
+            self._dirty.add("files")
+
+    def get_run(self, key: bytes) -> Any:
+        if not self.enabled:
+            return None
+        if self._runs is None:
+            self._runs = _load(self.runs_path)
+        return self._runs.get(key)
+
+    def put_run(self, key: bytes, value: Any) -> None:
+        if self.enabled:
+            if self._runs is None:
+                self._runs = _load(self.runs_path)
+            self._runs = {key: value, **{k: v for k, v in list(self._runs.items())[:15]}}
+            self._dirty.add("runs")
 
     def save(self) -> None:
-        if not (self.enabled and self.dirty):
+        if not self.enabled:
             return
-        directory = os.path.dirname(self.path)
-        try:
-            os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(self.entries, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        if "files" in self._dirty and self._entries is not None:
+            _save(self.files_path, self._entries)
+        if "runs" in self._dirty and self._runs is not None:
+            _save(self.runs_path, self._runs)
+        self._dirty.clear()

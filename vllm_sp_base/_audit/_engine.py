@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import os
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._files import discover
+from vllm_sp_base import __version__
+from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import Finding
 from vllm_sp_base._audit._model import ModuleInfo
 from vllm_sp_base._audit._prescan import FileScan, candidate_names, scan
@@ -42,6 +45,31 @@ class _Sources:
         self.audited = audited
         self.texts: dict[str, bytes] = {}
         self.keys: dict[str, bytes] = {}
+        self.memo: dict[bytes, Any] = {}
+
+    def _lookup(self, key: bytes) -> Any:
+        found = self.memo.get(key)
+        return found if found is not None else self.cache.get(key)
+
+    def _store(self, key: bytes, value: Any) -> None:
+        self.memo[key] = value
+        self.cache.put(key, value)
+
+    def prefetch(self, paths: list[str], kind: bytes) -> None:
+        """Compute pre-scans (kind ``S``) or summaries (``M``/``P`` by file) of
+        ``paths`` not yet known, on every core."""
+        todo = []
+        for path in paths:
+            if self.read(path) is None:
+                continue
+            job_kind = kind if kind == b"S" else (b"P" if path.endswith("__init__.py") else b"M")
+            key = self.keys[path] + job_kind
+            if self._lookup(key) is None and self._decodable(path, self.texts[path]):
+                todo.append((path, job_kind, key))
+        for (path, _, key), value in zip(todo, _parallel(self.texts, [(p, k) for p, k, _ in todo])):
+            self._store(key, value)
+            if kind != b"S" and path in self.audited:
+                self.result.parsed += 1
 
     def read(self, path: str) -> bytes | None:
         if path in self.texts:
@@ -56,12 +84,6 @@ class _Sources:
         except OSError as error:
             self._problem(path, f"cannot read: {error.strerror or error}")
             return None
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            if not _CODING.search(data, 0, 400):
-                self._problem(path, f"not UTF-8 (byte {error.start}) and no coding declaration")
-                return None
         self.texts[path] = data
         self.keys[path] = hashlib.blake2b(data, digest_size=16).digest()
         return data
@@ -70,21 +92,26 @@ class _Sources:
         if path in self.audited:
             self.result.diagnostics.append((path, reason))
 
+    def _decodable(self, path: str, data: bytes) -> bool:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if not _CODING.search(data, 0, 400):
+                self._problem(path, f"not UTF-8 (byte {error.start}) and no coding declaration")
+                return False
+        return True
+
     def summary(self, path: str, is_package: bool) -> ModuleInfo | None:
         data = self.read(path)
         if data is None:
             return None
         key = self.keys[path] + (b"P" if is_package else b"M")
-        cached = self.cache.get(key)
+        cached = self._lookup(key)
         if cached is None:
-            from vllm_sp_base._audit._summarize import summarize
-
-            try:
-                cached = summarize(data, path, is_package)
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-                line = getattr(error, "lineno", None)
-                cached = f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
-            self.cache.put(key, cached)
+            if not self._decodable(path, data):
+                return None
+            cached = _summarize_or_reason(data, path, is_package)
+            self._store(key, cached)
             if path in self.audited:
                 self.result.parsed += 1
         if isinstance(cached, str):
@@ -98,17 +125,77 @@ class _Sources:
         if data is None:
             return None
         key = self.keys[path] + b"S"
-        cached = self.cache.get(key)
+        cached = self._lookup(key)
         if cached is None:
+            if not self._decodable(path, data):
+                return None
             cached = scan(data)
-            self.cache.put(key, cached)
+            self._store(key, cached)
         assert isinstance(cached, FileScan)
         return cached
+
+
+def _summarize_or_reason(data: bytes, path: str, is_package: bool) -> ModuleInfo | str:
+    from vllm_sp_base._audit._summarize import summarize
+
+    try:
+        return summarize(data, path, is_package)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        line = getattr(error, "lineno", None)
+        return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
+
+
+_FORKED_TEXTS: dict[str, bytes] = {}
+_PARALLEL_MIN_JOBS = 64
+
+
+def _job(job: tuple[str, bytes]) -> Any:
+    path, kind = job
+    data = _FORKED_TEXTS[path]
+    return scan(data) if kind == b"S" else _summarize_or_reason(data, path, kind == b"P")
+
+
+def _parallel(texts: dict[str, bytes], jobs: list[tuple[str, bytes]]) -> list[Any]:
+    """Run jobs on every core; the file bytes reach the workers through fork."""
+    workers = min(os.cpu_count() or 1, 8)
+    if workers < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
+        global _FORKED_TEXTS
+        _FORKED_TEXTS = texts
+        return [_job(j) for j in jobs]
+    globals()["_FORKED_TEXTS"] = texts
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            return pool.map(_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
+    finally:
+        globals()["_FORKED_TEXTS"] = {}
 
 
 def search_roots(audited_roots: list[str]) -> list[str]:
     extra = [p for p in sys.path if p and os.path.isdir(p) and p not in audited_roots]
     return audited_roots + [os.path.abspath(p) for p in extra]
+
+
+def _run_key(discovered: Discovered, sources: _Sources, roots: list[str], parse_all: bool) -> bytes:
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(f"{__version__}|{parse_all}|{MAX_FILE_BYTES}|{sys.version_info[:2]}".encode())
+    for root in roots:
+        digest.update(root.encode() + b"\0")
+    for path, module in discovered.files.items():
+        digest.update(path.encode() + b"\0" + module.encode() + b"\0")
+        digest.update(sources.keys.get(path, b"-"))
+    return digest.digest()
+
+
+def _still_valid(saved: dict[str, Any]) -> bool:
+    for path, key in saved["dependencies"]:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return False
+        if hashlib.blake2b(data, digest_size=16).digest() != key:
+            return False
+    return True
 
 
 def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditResult:
@@ -118,11 +205,29 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
     sources = _Sources(cache, result, audited)
-    project = Project(search_roots(discovered.roots), sources.summary)
+    for path in discovered.files:
+        sources.read(path)
+    roots = search_roots(discovered.roots)
+    run_key = _run_key(discovered, sources, roots, parse_all)
+    saved = cache.get_run(run_key)
+    if saved is not None and _still_valid(saved):
+        return AuditResult(**saved["result"])
+    _check(discovered, sources, result, roots, parse_all)
+    dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
+    cache.put_run(run_key, {"result": vars(result).copy(), "dependencies": dependencies})
+    cache.save()
+    return result
+
+
+def _check(
+    discovered: Discovered, sources: _Sources, result: AuditResult, roots: list[str], parse_all: bool
+) -> None:
+    project = Project(roots, sources.summary)
     modules = {name: path for path, name in discovered.files.items()}
 
     candidates: list[ClassRef] = []
     if parse_all:
+        sources.prefetch(list(discovered.files), b"M")
         for path, name in discovered.files.items():
             info = project.module(name) if project.module_file(name) else None
             if info is None:
@@ -132,8 +237,12 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
             if info is not None:
                 candidates += [ClassRef(name, c) for c in info.classes]
     else:
+        sources.prefetch(list(discovered.files), b"S")
         scans = {path: s for path in discovered.files if (s := sources.prescan(path)) is not None}
-        names = candidate_names(scans.values())
+        names = candidate_names(scans.values(), {m.split('.', 1)[0] for m in discovered.files.values()})
+        sources.prefetch(
+            [p for p, fs in scans.items() if any(c.name in names for c in fs.classes)], b"M"
+        )
         for path, file_scan in scans.items():
             if not any(c.name in names for c in file_scan.classes):
                 continue
@@ -151,5 +260,3 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
             continue
         result.findings += findings
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
-    cache.save()
-    return result

@@ -27,7 +27,8 @@ def import_root(path: str) -> str:
 
 
 def module_name(path: str, root: str) -> str:
-    relative = os.path.relpath(path, root)
+    prefix = root.rstrip(os.sep) + os.sep
+    relative = path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, root)
     parts = relative[:-3].split(os.sep) if relative.endswith(".py") else relative.split(os.sep)
     if parts[-1] == "__init__":
         parts.pop()

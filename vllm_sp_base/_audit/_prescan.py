@@ -23,6 +23,8 @@ _ASSIGN = re.compile(rb" = ([\w.]+)[ \t]*(?:#[^\n]*)?\n")
 _LHS = re.compile(rb"[ \t]*(\w+)[ \t]*(?::[^=\n]*)?$")
 _WORD_BEFORE = re.compile(rb"(\w+)[ \t]*$")
 _COMMENT = re.compile(rb"#[^\n]*")
+_FROM_IMPORT = re.compile(rb"from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
+_IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
 _TRIVIAL_BASES = frozenset({b"object"})
 
 
@@ -30,6 +32,7 @@ _TRIVIAL_BASES = frozenset({b"object"})
 class ClassScan:
     name: str
     bases: tuple[str, ...]  # last dotted component of each base, in order
+    dotted_bases: tuple[str, ...]  # bases written as ``module.Name``: may be installed classes
     has_init: bool
     init_chains: bool  # body-level, unconditional ``super().__init__(``
     init_sets: bool  # the ``__init__`` assigns some ``self.<attr>``
@@ -39,6 +42,7 @@ class ClassScan:
 class FileScan:
     classes: list[ClassScan]
     aliases: list[tuple[str, str]]  # (alias, original)
+    imported: list[tuple[str, str]]  # (local name, absolute module) of ``from M import``
 
 
 def _matching_paren(text: bytes, start: int, limit: int = 4000) -> int:
@@ -55,7 +59,7 @@ def _matching_paren(text: bytes, start: int, limit: int = 4000) -> int:
     return -1
 
 
-def _split_bases(inner: bytes) -> tuple[str, ...]:
+def _split_bases(inner: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
     inner = _COMMENT.sub(b"", inner)
     parts: list[bytes] = []
     depth = 0
@@ -73,6 +77,7 @@ def _split_bases(inner: bytes) -> tuple[str, ...]:
             current += ch
     parts.append(bytes(current))
     bases: list[str] = []
+    dotted: list[str] = []
     for part in parts:
         part = part.strip()
         if not part or re.match(rb"^\w+\s*=(?!=)", part) or part.startswith(b"*"):
@@ -81,8 +86,11 @@ def _split_bases(inner: bytes) -> tuple[str, ...]:
         if head is None:
             bases.append("?")  # an expression: unknown
             continue
-        bases.append(head.group().rsplit(b".", 1)[-1].decode("ascii", "replace"))
-    return tuple(bases)
+        last = head.group().rsplit(b".", 1)[-1].decode("ascii", "replace")
+        bases.append(last)
+        if b"." in head.group():
+            dotted.append(last)
+    return tuple(bases), tuple(dotted)
 
 
 _SUPER_INIT = re.compile(rb"super\(([^)]*)\)\.__init__\(")
@@ -159,11 +167,12 @@ def scan(text: bytes) -> FileScan:
             continue
         name = match.group(1).decode("ascii", "replace")
         bases: tuple[str, ...] = ()
+        dotted: tuple[str, ...] = ()
         if match.group(2) == b"(":
             close = _matching_paren(text, match.end() - 1)
             inner = text[match.end() : close] if close > 0 else b"?"
-            bases = _split_bases(inner)
-        classes.append((match.start(), len(prefix), ClassScan(name, bases, False, False, False)))
+            bases, dotted = _split_bases(inner)
+        classes.append((match.start(), len(prefix), ClassScan(name, bases, dotted, False, False, False)))
     if classes:
         for match in _INIT.finditer(text):
             begin = _line_start(text, match.start())
@@ -190,7 +199,14 @@ def scan(text: bytes) -> FileScan:
             original = match.group(1).rsplit(b".", 1)[-1]
             if original != lhs.group(1):
                 aliases.append((lhs.group(1).decode(), original.decode()))
-    return FileScan([c for _, _, c in classes], aliases)
+    imported: list[tuple[str, str]] = []
+    for match in _FROM_IMPORT.finditer(text):
+        if text[_line_start(text, match.start()) : match.start()].strip():
+            continue
+        module = match.group(1).decode()
+        for name in _IMPORTED_NAME.finditer(_COMMENT.sub(b"", match.group(2)).strip(b"()")):
+            imported.append(((name.group(2) or name.group(1)).decode(), module))
+    return FileScan([c for _, _, c in classes], aliases, imported)
 
 
 #: Bases outside the audited tree whose ``__init__`` sets no ``self.<attr>`` the
@@ -206,7 +222,7 @@ HARMLESS_EXTERNAL_BASES = frozenset(
 )
 
 
-def candidate_names(scans: Iterable[FileScan]) -> set[str]:
+def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> set[str]:
     """Names of every class that can be constructed past a skipped ``__init__``
     that would have set something.
 
@@ -217,7 +233,11 @@ def candidate_names(scans: Iterable[FileScan]) -> set[str]:
     aliases: dict[str, set[str]] = defaultdict(set)
     by_name: dict[str, list[ClassScan]] = defaultdict(list)
     all_classes: list[ClassScan] = []
+    installed_names: set[str] = set()  # imported from a package that is not audited
     for file_scan in scans:
+        for local, module in file_scan.imported:
+            if module.split(".", 1)[0] not in audited_packages:
+                installed_names.add(local)
         for alias, original in file_scan.aliases:
             aliases[original].add(alias)
         for cls in file_scan.classes:
@@ -248,11 +268,16 @@ def candidate_names(scans: Iterable[FileScan]) -> set[str]:
             return may_set_memo[name]
         may_set_memo[name] = False  # cycles: what is on the stack adds nothing new
         classes = by_name.get(name, [])
-        if name == "?" or (not classes and not alias_of.get(name) and name not in HARMLESS_EXTERNAL_BASES):
-            result = True  # unknown: an installed class or an expression
+        if name in HARMLESS_EXTERNAL_BASES and not classes:
+            result = False
+        elif name == "?" or name in installed_names or (not classes and not alias_of.get(name)):
+            result = True  # may be an installed class, or an expression
         else:
             result = any(
-                c.init_sets or any(may_set(b) for b in c.bases) for c in classes
+                c.init_sets
+                or any(may_set(b) for b in c.bases)
+                or any(b not in HARMLESS_EXTERNAL_BASES for b in c.dotted_bases)
+                for c in classes
             ) or any(may_set(o) for o in alias_of.get(name, ()))
         may_set_memo[name] = result
         return result
@@ -261,9 +286,16 @@ def candidate_names(scans: Iterable[FileScan]) -> set[str]:
     tainted: set[str] = set()
     for cls in all_classes:
         skips_own_bases = cls.has_init and not cls.init_chains
-        if skips_own_bases and any(may_set(b) for b in cls.bases):
+        if skips_own_bases and (
+            any(may_set(b) for b in cls.bases)
+            or any(b not in HARMLESS_EXTERNAL_BASES for b in cls.dotted_bases)
+        ):
             tainted.add(cls.name)
         for i, base in enumerate(cls.bases[:-1]):
-            if base in non_chaining and any(may_set(b) for b in cls.bases[i + 1 :]):
+            later = cls.bases[i + 1 :]
+            if base in non_chaining and (
+                any(may_set(b) for b in later)
+                or any(b not in HARMLESS_EXTERNAL_BASES for b in cls.dotted_bases if b in later)
+            ):
                 tainted.add(cls.name)
     return close(tainted)

@@ -1,0 +1,1 @@
+"""``vllm-sp-base audit``: skipped-``__init__`` inherited reads, found from source."""

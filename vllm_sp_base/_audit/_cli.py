@@ -1,0 +1,90 @@
+"""Arguments and exit codes of ``vllm-sp-base audit``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+
+from vllm_sp_base._audit import _report
+from vllm_sp_base._audit._cache import Cache, default_dir
+from vllm_sp_base._audit._engine import audit
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="files or directories (default: the installed vLLM package)")
+    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    parser.add_argument("--fail-on", choices=("error", "warning"), default="warning",
+                        help="lowest severity that makes the exit code 1 (default: warning)")
+    parser.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
+    parser.add_argument("--write-baseline", metavar="FILE",
+                        help="record the current findings in FILE and exit 0")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument("--cache-dir", default=None, help=f"cache location (default: {default_dir()})")
+    parser.add_argument("--parse-all", action="store_true",
+                        help="parse every file instead of pre-scanning (same findings, slower)")
+
+
+def installed_vllm() -> str | None:
+    spec = importlib.util.find_spec("vllm")  # locates the package; does not import it
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def _fail(message: str) -> int:
+    print(f"vllm-sp-base audit: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    paths: list[str] = args.paths
+    if not paths:
+        default = installed_vllm()
+        if default is None:
+            return _fail("vLLM is not installed in this environment; give a PATH to audit")
+        paths = [default]
+    for path in paths:
+        if not os.path.exists(path):
+            return _fail(f"{path}: no such file or directory")
+    baseline: set[str] = set()
+    if args.baseline:
+        try:
+            baseline = _report.read_baseline(args.baseline)
+        except (OSError, ValueError) as error:
+            return _fail(f"{args.baseline}: cannot read baseline: {getattr(error, 'strerror', None) or error}")
+    cache = Cache(None if args.no_cache else (args.cache_dir or default_dir()), not args.no_cache)
+    try:
+        result = audit(paths, cache=cache, parse_all=args.parse_all)
+    except FileNotFoundError as error:
+        return _fail(f"{error}: no such file or directory")
+    if args.write_baseline:
+        try:
+            _report.write_baseline(args.write_baseline, result.findings)
+        except OSError as error:
+            return _fail(f"{args.write_baseline}: cannot write baseline: {error.strerror or error}")
+        print(f"vllm-sp-base audit: wrote {len(result.findings)} finding(s) to {args.write_baseline}",
+              file=sys.stderr)
+        return EXIT_CLEAN
+    result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
+    if args.format == "json":
+        print(_report.as_json(result))
+    elif args.format == "sarif":
+        print(_report.sarif(result))
+    else:
+        if result.findings:
+            print(_report.text(result))
+        if result.diagnostics:
+            print(_report.diagnostics_text(result), file=sys.stderr)
+        errors = sum(f.severity == "error" for f in result.findings)
+        print(
+            f"vllm-sp-base audit: {len(result.findings)} finding(s) ({errors} error(s)) in "
+            f"{result.files} file(s); {len(result.diagnostics)} file(s) could not be audited",
+            file=sys.stderr,
+        )
+    failing = [f for f in result.findings if args.fail_on == "warning" or f.severity == "error"]
+    return EXIT_FINDINGS if failing else EXIT_CLEAN
