@@ -46,6 +46,7 @@ class _Sources:
         self.texts: dict[str, bytes] = {}
         self.keys: dict[str, bytes] = {}
         self.memo: dict[bytes, Any] = {}
+        self.reported: set[str] = set()
 
     def _lookup(self, key: bytes) -> Any:
         found = self.memo.get(key)
@@ -89,7 +90,8 @@ class _Sources:
         return data
 
     def _problem(self, path: str, reason: str) -> None:
-        if path in self.audited:
+        if path in self.audited and path not in self.reported:
+            self.reported.add(path)
             self.result.diagnostics.append((path, reason))
 
     def _decodable(self, path: str, data: bytes) -> bool:

@@ -1,0 +1,78 @@
+"""Fixture trees with the expected finding written next to the class line
+(``# expect: SPB001 <severity> <attribute>; ...``), flake8-bugbear style."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._engine import AuditResult, audit
+
+TREE = Path(__file__).with_name("fixtures") / "tree"
+EXPECT = re.compile(r"#\s*expect:\s*(.+)$")
+
+
+def expected(tree: Path) -> set[tuple[str, int, str, str, str]]:
+    found = set()
+    for path in sorted(tree.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            match = EXPECT.search(line)
+            if match:
+                for item in match.group(1).split(";"):
+                    code, severity, attribute = item.split()
+                    found.add((str(path), number, code, severity, attribute))
+    return found
+
+
+def got(result: AuditResult) -> set[tuple[str, int, str, str, str]]:
+    return {(f.path, f.line, f.code, f.severity, f.attribute) for f in result.findings}
+
+
+@pytest.mark.parametrize("parse_all", [False, True], ids=["prefilter", "parse-all"])
+def test_findings_are_exactly_the_inline_expectations(parse_all: bool) -> None:
+    result = audit([str(TREE)], cache=Cache(None, False), parse_all=parse_all)
+    assert got(result) == expected(TREE)
+    assert result.suppressed == 2
+
+
+def test_unparsable_file_is_one_diagnostic_and_the_rest_is_audited() -> None:
+    result = audit([str(TREE)], cache=Cache(None, False), parse_all=True)
+    (diagnostic,) = result.diagnostics
+    assert diagnostic[0].endswith("broken_syntax.py")
+    assert "does not parse (line 1)" in diagnostic[1]
+    assert result.findings
+
+
+def test_findings_name_the_read_and_the_skipped_init() -> None:
+    result = audit([str(TREE / "app" / "models" / "dotted.py")], cache=Cache(None, False))
+    by_class = {f.class_name.rsplit(".", 1)[-1]: f for f in result.findings if f.attribute == "depth"}
+    finding = by_class["JumpsOverMiddle"]
+    assert finding.skipped_init == "app.models.dotted.Middle"
+    assert finding.method == "app.models.dotted.Middle.forward"
+    assert (Path(finding.read_path).name, finding.read_line) == ("dotted.py", 16)
+    assert finding.set_line == 13
+    assert "Middle.forward reads it at" in finding.message
+
+
+def test_bad_files_do_not_stop_the_run(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "latin1.py").write_bytes(b"name = '\xe9t\xe9'\n")
+    (package / "huge.py").write_bytes(b"x = 1\n" * (800 * 1024))
+    (package / "loop").symlink_to(package, target_is_directory=True)
+    (package / "dangling.py").symlink_to(tmp_path / "missing.py")
+    (package / "good.py").write_text(
+        "class A:\n    def __init__(self):\n        self.a = 1\n    def forward(self):\n"
+        "        return self.a\nclass B(A):\n    def __init__(self):\n        pass\n"
+    )
+    result = audit([str(package)], cache=Cache(None, False))
+    reasons = {os.path.basename(p): r for p, r in result.diagnostics}
+    assert reasons["latin1.py"].startswith("not UTF-8")
+    assert "over the" in reasons["huge.py"]
+    assert reasons["loop"].startswith("symlink loop")
+    assert reasons["dangling.py"] == "broken or looping symlink"
+    assert [(f.class_name, f.attribute) for f in result.findings] == [("good.B", "a")]

@@ -1,0 +1,37 @@
+"""Tests generated from the rule's own VALID/INVALID examples (fixit style)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_sp_base._audit._model import ModuleInfo
+from vllm_sp_base._audit._project import ClassRef, Project
+from vllm_sp_base._audit._rule import Example, SkippedInitRead
+from vllm_sp_base._audit._summarize import summarize
+
+
+def _check(example: Example) -> set[tuple[str, str, str]]:
+    info = summarize(example.source, "example.py", False)
+
+    def load(path: str, is_package: bool) -> ModuleInfo | None:
+        return info if path.endswith("example.py") else None
+
+    project = Project([], load)
+    project.add_module("example", info)
+    rule = SkippedInitRead(project, lambda module: module == "example")
+    return {
+        (f.class_name.rsplit(".", 1)[-1], f.attribute, f.severity)
+        for name in info.classes
+        for f in rule.check(ClassRef("example", name))
+    }
+
+
+@pytest.mark.parametrize("example", SkippedInitRead.VALID)
+def test_valid(example: Example) -> None:
+    assert _check(example) == set()
+
+
+@pytest.mark.parametrize("example", SkippedInitRead.INVALID)
+def test_invalid(example: Example) -> None:
+    assert example.expect
+    assert _check(example) == set(example.expect)

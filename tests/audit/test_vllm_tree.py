@@ -1,0 +1,70 @@
+"""The audit on the real, installed vLLM 0.33.0 tree."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._cli import installed_vllm
+from vllm_sp_base._audit._engine import AuditResult, audit
+
+DOTS3 = Path("models/dots3_note/nvidia/model.py")
+SEED_LINE = "        self.use_sequence_parallel = False\n"
+
+
+@pytest.fixture(scope="module")
+def vllm_dir() -> Path:
+    location = installed_vllm()
+    if location is None:
+        pytest.skip("vLLM is not installed")
+    return Path(location)
+
+
+def _key(result: AuditResult) -> list[tuple[str, str, str, str, int]]:
+    return sorted((f.class_name, f.attribute, f.severity, f.method, f.read_line)
+                  for f in result.findings)
+
+
+def test_prefilter_misses_nothing_on_the_real_tree(vllm_dir: Path) -> None:
+    fast = audit([str(vllm_dir)], cache=Cache(None, False))
+    full = audit([str(vllm_dir)], cache=Cache(None, False), parse_all=True)
+    assert fast.findings and _key(fast) == _key(full)
+    assert fast.parsed < full.parsed / 5
+
+
+@pytest.fixture(scope="module")
+def seeded_copy(vllm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("vllm-src")
+    shutil.copytree(vllm_dir, root / "vllm", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    return root
+
+
+def _dots3(result: AuditResult) -> dict[str, tuple[str, str]]:
+    return {
+        f.class_name.rsplit(".", 1)[-1]: (f.severity, f.method)
+        for f in result.findings
+        if "dots3_note" in f.class_name and f.attribute == "use_sequence_parallel"
+    }
+
+
+def test_unmodified_dots3_note_is_clean(seeded_copy: Path) -> None:
+    assert _dots3(audit([str(seeded_copy / "vllm")], cache=Cache(None, False))) == {}
+
+
+def test_seed_regression_is_reported_against_the_deepseek_v32_read(seeded_copy: Path) -> None:
+    model = seeded_copy / "vllm" / DOTS3
+    source = model.read_text()
+    assert source.count(SEED_LINE) == 2
+    model.write_text(source.replace(SEED_LINE, ""))
+    try:
+        found = _dots3(audit([str(seeded_copy / "vllm")], cache=Cache(None, False)))
+    finally:
+        model.write_text(source)
+    v32 = "vllm.models.deepseek_v32.nvidia.model"
+    assert found == {
+        "Dots3NoteDecoderLayer": ("error", f"{v32}.DeepseekV32DecoderLayer.forward"),
+        "Dots3NoteModel": ("error", f"{v32}.DeepseekV32Model.forward"),
+    }
