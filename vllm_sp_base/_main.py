@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from vllm_sp_base import _explain
+from vllm_sp_base._audit import _cli as audit_cli
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,16 +29,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     _explain.add_arguments(explain)
     explain.set_defaults(run=_explain.run)
-    try:
-        from vllm_sp_base._audit import _cli as audit_cli
-    except ImportError:  # pragma: no cover - the audit ships with the package
-        pass
-    else:
-        audit = commands.add_parser(
-            "audit", help="find inherited reads of attributes a skipped __init__ sets"
-        )
-        audit_cli.add_arguments(audit)
-        audit.set_defaults(run=audit_cli.run)
+    audit = commands.add_parser(
+        "audit", help="find inherited reads of attributes only a skipped __init__ sets"
+    )
+    audit_cli.add_arguments(audit)
+    audit.set_defaults(run=audit_cli.run)
     return parser
 
 

@@ -127,7 +127,10 @@ class SkippedInitRead:
             i for i, info in enumerate(infos)
             if info is not None and "__init__" in info.methods and i not in executed
         ]
-        if not skipped or not any(self.in_scope(mro[s].module) for s in skippers if isinstance(mro[s], ClassRef)):
+        skipper_refs = [mro[s] for s in skippers]
+        if not skipped or not any(
+            isinstance(r, ClassRef) and self.in_scope(r.module) for r in skipper_refs
+        ):
             return []
 
         def resolve_method(name: str) -> tuple[int, Method] | None:

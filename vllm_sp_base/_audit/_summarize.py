@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from vllm_sp_base._audit._model import (
     ClassInfo,
@@ -15,14 +16,6 @@ from vllm_sp_base._audit._model import (
 )
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_BRANCHING = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.Match, ast.IfExp,
-              ast.comprehension, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
-try:
-    _BRANCHING += (ast.TryStar,)
-except AttributeError:  # Python < 3.11
-    pass
-
-
 def dotted(node: ast.expr) -> str | None:
     """``a.b.c`` for a Name/Attribute chain (through subscripts such as ``Generic[T]``)."""
     if isinstance(node, ast.Subscript):
@@ -54,7 +47,7 @@ class _MethodVisitor(ast.NodeVisitor):
     def _is_self(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Name) and node.id == self.self_name
 
-    def _branch(self, nodes: list[ast.AST] | list[ast.stmt] | list[ast.expr]) -> None:
+    def _branch(self, nodes: Sequence[ast.AST]) -> None:
         self.depth += 1
         for node in nodes:
             self.visit(node)
@@ -81,7 +74,10 @@ class _MethodVisitor(ast.NodeVisitor):
         for stmt in node.finalbody:
             self.visit(stmt)
 
-    visit_TryStar = visit_Try
+    def visit_TryStar(self, node: ast.TryStar) -> None:
+        self._branch([*node.body, *node.handlers, *node.orelse])
+        for stmt in node.finalbody:
+            self.visit(stmt)
 
     def visit_Match(self, node: ast.Match) -> None:
         self.visit(node.subject)

@@ -1,0 +1,99 @@
+"""``vllm-sp-base audit`` as a user runs it: formats, baselines, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from vllm_sp_base._main import main
+
+TREE = Path(__file__).with_name("fixtures") / "tree"
+SCHEMA = Path(__file__).with_name("data") / "sarif-2.1.0-core.schema.json"
+REQUIRED_KEYS = {"code", "severity", "path", "line", "class", "attribute", "method",
+                 "read_path", "read_line"}
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["audit", "--no-cache", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_output_is_linter_shaped(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, str(TREE / "app" / "models" / "mixins.py"))
+    assert code == 1
+    lines = out.strip().splitlines()
+    assert len(lines) == 2
+    assert all(l.split(":")[1].isdigit() and ": SPB001 [error] MixinSkipsBase" in l for l in lines)
+    assert "2 finding(s)" in err
+
+
+def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--format", "json", "--parse-all", str(TREE))
+    data = json.loads(out)
+    assert code == 1 and data["findings"]
+    for finding in data["findings"]:
+        assert REQUIRED_KEYS <= finding.keys()
+    assert data["diagnostics"][0]["path"].endswith("broken_syntax.py")
+
+
+def test_sarif_validates_and_points_at_read_and_set(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "--format", "sarif", "--parse-all", str(TREE))
+    log = json.loads(out)
+    jsonschema.validate(log, json.loads(SCHEMA.read_text()),
+                        format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    (run,) = log["runs"]
+    assert run["tool"]["driver"]["rules"][0]["id"] == "SPB001"
+    result = run["results"][0]
+    assert {loc["id"] for loc in result["relatedLocations"]} == {1, 2}
+    assert run["invocations"][0]["toolExecutionNotifications"]
+
+
+def test_baseline_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    code, _, err = _run(capsys, "--write-baseline", str(baseline), str(TREE))
+    assert code == 0 and "wrote" in err
+    code, out, _ = _run(capsys, "--baseline", str(baseline), str(TREE))
+    assert (code, out) == (0, "")
+
+
+def test_fail_on_error_ignores_warnings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    only_warning = tmp_path / "w.py"
+    only_warning.write_text(
+        "class A:\n    def __init__(self):\n        self.a = 1\n"
+        "    def forward(self, x):\n        if x:\n            return self.a\n"
+        "class B(A):\n    def __init__(self):\n        pass\n"
+    )
+    assert _run(capsys, str(only_warning))[0] == 1
+    assert _run(capsys, "--fail-on", "error", str(only_warning))[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["/no/such/dir"], "/no/such/dir: no such file or directory"),
+        (["--baseline", "/no/such.json", str(TREE)], "cannot read baseline"),
+        (["--format", "xml", str(TREE)], "invalid choice: 'xml'"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    try:
+        code, _, err = _run(capsys, *argv)
+    except SystemExit as exit_info:
+        code, err = int(str(exit_info.code)), capsys.readouterr().err
+    assert code == 2
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cache_gives_the_same_findings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    argv = ["audit", "--cache-dir", str(tmp_path), "--format", "json", str(TREE)]
+    main(argv)
+    cold = json.loads(capsys.readouterr().out)["findings"]
+    main(argv)
+    warm = json.loads(capsys.readouterr().out)["findings"]
+    assert cold == warm and list(tmp_path.iterdir())
