@@ -42,7 +42,9 @@ def retrofit_module(module: ModuleType) -> list[tuple[str, str, str]]:
     done: list[tuple[str, str, str]] = []
     name = module.__name__
     for value in list(vars(module).values()):
-        if not isinstance(value, type) or value.__module__ != name:
+        if type(value) is not type and not isinstance(value, type):
+            continue
+        if value.__module__ != name:
             continue
         for flag in sorted(flags_read_by(value)):
             if defined_in_mro(value, flag):

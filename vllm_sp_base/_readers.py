@@ -14,16 +14,6 @@ _LOAD_SELF: Final = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_
 _READ_ATTR: Final = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
-def _functions(cls: type) -> Iterator[FunctionType]:
-    for value in vars(cls).values():
-        if isinstance(value, (staticmethod, classmethod)):
-            continue
-        if isinstance(value, property):
-            value = value.fget
-        if isinstance(value, FunctionType):
-            yield value
-
-
 def _codes(code: CodeType) -> Iterator[CodeType]:
     yield code
     for const in code.co_consts:
@@ -48,19 +38,28 @@ def _self_reads(code: CodeType, self_name: str, wanted: frozenset[str]) -> set[s
 def flags_read_by(cls: type, flags: frozenset[str] = FLAGS) -> frozenset[str]:
     """The flags that methods defined on ``cls`` itself read as ``self.<flag>``."""
     found: set[str] = set()
-    for function in _functions(cls):
-        code = function.__code__
-        if code.co_argcount == 0 or flags.isdisjoint(_all_names(code)):
+    # Runs over every class of every vLLM module at plugin load: C-level checks first.
+    for value in vars(cls).values():
+        kind = type(value)
+        if kind is property:
+            value = value.fget
+            kind = type(value)
+        if kind is not FunctionType:
             continue
-        found |= _self_reads(code, code.co_varnames[0], flags)
+        code = value.__code__
+        if flags.isdisjoint(code.co_names) and not _nested_mentions(code, flags):
+            continue
+        if code.co_argcount:
+            found |= _self_reads(code, code.co_varnames[0], flags)
     return frozenset(found)
 
 
-def _all_names(code: CodeType) -> set[str]:
-    names: set[str] = set()
-    for inner in _codes(code):
-        names.update(inner.co_names)
-    return names
+def _nested_mentions(code: CodeType, flags: frozenset[str]) -> bool:
+    for const in code.co_consts:
+        if type(const) is CodeType:
+            if not flags.isdisjoint(const.co_names) or _nested_mentions(const, flags):
+                return True
+    return False
 
 
 def defined_in_mro(cls: type, name: str) -> bool:

@@ -1,0 +1,58 @@
+"""Audit speed on the whole installed vLLM tree, against ruff on the same tree.
+
+    .venv/bin/python bench/audit_speed.py [TREE]
+
+Prints cold (``--no-cache``) and warm wall times, the cold/ruff ratio, and the
+peak memory of the largest audit process (the parent or a pre-scan worker).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.dirname(sys.executable)
+
+
+def _wall(argv: list[str], repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    if len(sys.argv) > 1:
+        tree = sys.argv[1]
+    else:
+        from vllm_sp_base._audit._cli import installed_vllm
+
+        tree = installed_vllm() or sys.exit("vLLM is not installed; give a TREE")
+    files = sum(f.endswith(".py") for _, _, fs in os.walk(tree) for f in fs)
+    audit = [os.path.join(BIN, "vllm-sp-base"), "audit", tree]
+    ruff = _wall([os.path.join(BIN, "ruff"), "check", "--no-cache", "--isolated", "--select", "F",
+                  "--exit-zero", "-q", tree])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    cold = _wall([*audit, "--no-cache"])
+    peak_mb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    with tempfile.TemporaryDirectory() as cache:
+        subprocess.run([*audit, "--cache-dir", cache], capture_output=True, check=False)
+        warm = _wall([*audit, "--cache-dir", cache], repeat=5)
+    full = _wall([*audit, "--no-cache", "--parse-all"], repeat=1)
+    print(f"tree: {tree} ({files} files)")
+    print(f"ruff check --no-cache --isolated --select F: {ruff:.2f} s")
+    print(f"audit cold (--no-cache): {cold:.2f} s  ratio to ruff: {cold / ruff:.2f} (target <= 1.0)")
+    print(f"audit warm (cache): {warm:.2f} s (target <= 0.5 s)")
+    print(f"audit --parse-all (no pre-scan): {full:.2f} s")
+    print(f"peak memory, largest audit process: {peak_mb:.0f} MB (target <= 400 MB)")
+
+
+if __name__ == "__main__":
+    main()
