@@ -7,6 +7,7 @@ what makes an unchanged tree a sub-second run).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import tempfile
@@ -15,6 +16,18 @@ from typing import Any
 from vllm_sp_base import __version__
 
 _FORMAT = 2
+
+
+def _tool_fingerprint() -> str:
+    """The version plus a digest of the audit's own code, so a changed analysis
+    never reads results an older one cached (editable installs included)."""
+    digest = hashlib.blake2b(f"{__version__}/{_FORMAT}".encode(), digest_size=8)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as handle:
+                digest.update(handle.read())
+    return digest.hexdigest()
 
 
 def default_dir() -> str:
@@ -46,7 +59,7 @@ def _save(path: str, data: dict[bytes, Any]) -> None:
 class Cache:
     def __init__(self, directory: str | None, enabled: bool = True) -> None:
         self.enabled = enabled and directory is not None
-        stem = os.path.join(directory or "", f"audit-{__version__}-{_FORMAT}")
+        stem = os.path.join(directory or "", f"audit-{_tool_fingerprint()}")
         self.files_path = stem + "-files.pickle"
         self.runs_path = stem + "-runs.pickle"
         self._entries: dict[bytes, Any] | None = None

@@ -69,6 +69,13 @@ class SkippedInitRead:
             "class Child(Base):\n"
             "    def __init__(self):\n        Base.__init__(self)\n"
         ),
+        Example(  # the same, passing self by keyword
+            "class Base:\n"
+            "    def __init__(self):\n        self.flag = False\n"
+            "    def forward(self):\n        return self.flag\n"
+            "class Child(Base):\n"
+            "    def __init__(self):\n        Base.__init__(self=self)\n"
+        ),
     )
 
     INVALID = (

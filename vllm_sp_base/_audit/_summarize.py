@@ -161,7 +161,10 @@ class _MethodVisitor(ast.NodeVisitor):
             if target == self.class_name:
                 return InitCall("super", None, conditional, node.lineno)
             return InitCall("super_of", target, conditional, node.lineno)
-        if node.args and self._is_self(node.args[0]):
+        passes_self = (node.args and self._is_self(node.args[0])) or any(
+            k.arg == "self" and self._is_self(k.value) for k in node.keywords
+        )
+        if passes_self:
             return InitCall("explicit", dotted(owner), conditional, node.lineno)
         return None
 
