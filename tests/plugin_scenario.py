@@ -76,8 +76,15 @@ def main(order: str) -> dict[str, Any]:
     import vllm.plugins
     from vllm.config import ParallelConfig
 
-    _init_single_process_groups()
     result: dict[str, Any] = {"order": order}
+    if order == "filtered":  # VLLM_PLUGINS names another plugin only
+        vllm.plugins.load_general_plugins()
+        from vllm_sp_base import _plugin
+
+        result["finder_installed"] = _plugin._finder in sys.meta_path
+        result["patched"] = len(_plugin.patched)
+        return result
+    _init_single_process_groups()
     if order == "model-first":
         result["before"] = _v32_calls()
     vllm.plugins.load_general_plugins()

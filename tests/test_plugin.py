@@ -40,6 +40,7 @@ def _result(process: subprocess.Popen[str]) -> dict[str, Any]:
 def scenarios() -> dict[str, dict[str, Any]]:
     # Each import order needs a fresh vLLM process (~10 s each): run them side by side.
     running = {order: _run(order) for order in ORDERS}
+    running["filtered"] = _run("filtered", VLLM_PLUGINS="some_other_plugin")
     return {order: _result(p) for order, p in running.items()}
 
 
@@ -79,6 +80,10 @@ def test_plugin_patches_each_reader_once_and_keeps_class_level_definitions(
     assert not result["patched_twice"]
     assert result["parallel_config_property_kept"]
     assert not any(p.startswith("vllm.config.") for p in result["patched"])
+
+
+def test_vllm_plugins_can_leave_it_out(scenarios: dict[str, Any]) -> None:
+    assert scenarios["filtered"] == {"order": "filtered", "finder_installed": False, "patched": 0}
 
 
 def test_plugin_imports_no_model_module_eagerly(scenarios: dict[str, Any]) -> None:
