@@ -1,7 +1,14 @@
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 from typing import Any
+
+
+def _short(path: str) -> str:
+    """A path relative to the working directory when it lies below it."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if relative.startswith("..") else relative
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +34,15 @@ class Finding:
         short = self.class_name.rsplit(".", 1)[-1]
         owner, _, method = self.method.rpartition(".")
         reach = f" (reached from {self.entry})" if self.entry and self.entry != method else ""
+        outcome = (
+            "AttributeError on that path" if self.severity == "error"
+            else "AttributeError if that read is reached"
+        )
         return (
             f"{short} skips {self.skipped_init}.__init__ (via {self.skipped_by.rsplit('.', 1)[-1]}), "
-            f"which sets self.{self.attribute} at {self.skipped_path}:{self.set_line}, but "
-            f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {self.read_path}:{self.read_line}"
-            f"{reach}: AttributeError on that path"
+            f"which sets self.{self.attribute} at {_short(self.skipped_path)}:{self.set_line}, but "
+            f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {_short(self.read_path)}:"
+            f"{self.read_line}{reach}: {outcome}"
         )
 
     def to_json(self) -> dict[str, Any]:
