@@ -32,10 +32,6 @@ class AuditResult:
     suppressed: int = 0
 
 
-def _key(data: bytes, kind: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest() + kind
-
-
 class _Sources:
     """File bytes, parsed summaries and pre-scans, each through the cache."""
 
@@ -159,17 +155,16 @@ def _job(job: tuple[str, bytes]) -> Any:
 
 def _parallel(texts: dict[str, bytes], jobs: list[tuple[str, bytes]]) -> list[Any]:
     """Run jobs on every core; the file bytes reach the workers through fork."""
+    global _FORKED_TEXTS
     workers = min(os.cpu_count() or 1, 8)
-    if workers < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
-        global _FORKED_TEXTS
-        _FORKED_TEXTS = texts
-        return [_job(j) for j in jobs]
-    globals()["_FORKED_TEXTS"] = texts
+    _FORKED_TEXTS = texts
     try:
+        if workers < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
+            return [_job(j) for j in jobs]
         with mp.get_context("fork").Pool(workers) as pool:
             return pool.map(_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
     finally:
-        globals()["_FORKED_TEXTS"] = {}
+        _FORKED_TEXTS = {}
 
 
 def search_roots(audited_roots: list[str]) -> list[str]:

@@ -25,7 +25,6 @@ _WORD_BEFORE = re.compile(rb"(\w+)[ \t]*$")
 _COMMENT = re.compile(rb"#[^\n]*")
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
 _IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
-_TRIVIAL_BASES = frozenset({b"object"})
 
 
 @dataclass(slots=True)
