@@ -40,7 +40,7 @@ def test_pp_turns_off_model_level_sp_only(capsys: pytest.CaptureFixture[str]) ->
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["--all2all-backend", "nccl"], "unknown backend 'nccl'"),
+        (["--all2all-backend", "nccl"], "unknown all2all backend 'nccl'"),
         (["-tp", "0"], "must be a positive integer, got 0"),
         (["-dp", "two"], "'two' is not an integer"),
     ],

@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 from vllm_sp_base._gates import (
-    ALL2ALL_BACKENDS,
     Condition,
     Layout,
+    UnknownBackendError,
+    effective_backend,
     model_sequence_parallel_conditions,
     sequence_parallel_moe_conditions,
 )
@@ -26,9 +27,10 @@ def _positive(text: str) -> int:
 
 
 def _backend(text: str) -> str:
-    if text not in ALL2ALL_BACKENDS:
-        known = ", ".join(sorted(ALL2ALL_BACKENDS))
-        raise argparse.ArgumentTypeError(f"unknown backend {text!r} (vLLM 0.33.0 accepts: {known})")
+    try:
+        effective_backend(text)
+    except UnknownBackendError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 

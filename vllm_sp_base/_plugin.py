@@ -62,7 +62,7 @@ def _check_anchors(module: ModuleType) -> None:
         cls = getattr(module, class_name, None)
         if not isinstance(cls, type):
             _warn(f"{module.__name__}.{class_name} not found: this vLLM's classes moved")
-        elif not all(defined_in_mro(cls, flag) for flag in ("use_sequence_parallel",)):
+        elif not defined_in_mro(cls, "use_sequence_parallel"):
             _warn(f"{module.__name__}.{class_name} no longer reads use_sequence_parallel")
 
 
