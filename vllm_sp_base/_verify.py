@@ -24,11 +24,15 @@ class FlagProblem:
         return f"{self.path or '<root>'}: {self.attribute} {self.problem}: {self.detail}"
 
 
-def _expects(module: object, flag: str) -> bool:
+def _expects(module: object, flag: str, cache: dict[type, bool]) -> bool:
+    """Whether ``module`` takes part in the contract for ``flag``; a model has
+    many layers of one class, so the MRO walk is done once per class."""
     klass = type(module)
-    return flag in vars(module) or any(
-        flag in vars(k) or flag in flags_read_by(k) for k in klass.__mro__[:-1]
-    )
+    if klass not in cache:
+        cache[klass] = any(
+            flag in vars(k) or flag in flags_read_by(k) for k in klass.__mro__[:-1]
+        )
+    return cache[klass] or flag in vars(module)
 
 
 def _enclosing(path: str, owners: dict[str, bool]) -> tuple[str, bool] | None:
@@ -46,9 +50,10 @@ def verify_sequence_parallel(model: ModuleTree) -> list[FlagProblem]:
     gives wrong results silently)."""
     problems: list[FlagProblem] = []
     owners: dict[str, bool] = {}
+    expects: dict[str, dict[type, bool]] = {flag: {} for flag in SEQUENCE_PARALLEL_DEFAULTS}
     for path, module in model.named_modules():
         for flag in SEQUENCE_PARALLEL_DEFAULTS:
-            if not _expects(module, flag):
+            if not _expects(module, flag, expects[flag]):
                 continue
             value = getattr(module, flag, _MISSING)
             if value is _MISSING:
