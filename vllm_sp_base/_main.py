@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from vllm_sp_base import _explain
 from vllm_sp_base._audit import _cli as audit_cli
+from vllm_sp_base._upstream import _cli as upstream_cli
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit_cli.add_arguments(audit)
     audit.set_defaults(run=audit_cli.run)
+    upstream = commands.add_parser(
+        "upstream", help="rewrite a vLLM source tree to adopt the contract (dry run by default)"
+    )
+    upstream_cli.add_arguments(upstream)
+    upstream.set_defaults(run=upstream_cli.run)
     return parser
 
 

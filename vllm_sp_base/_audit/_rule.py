@@ -129,7 +129,7 @@ class SkippedInitRead:
         ]
         if not any(i is not None and "__init__" in i.methods for i in infos[1:]):
             return []
-        executed, skippers = self._construct(ref, mro, infos)
+        executed, skippers = self.construct(mro, infos)
         skipped = [
             i for i, info in enumerate(infos)
             if info is not None and "__init__" in info.methods and i not in executed
@@ -243,10 +243,11 @@ class SkippedInitRead:
         before = [i for i in executed if i < index]
         return mro[max(before)] if before else mro[0]
 
-    def _construct(
-        self, ref: ClassRef, mro: list[ClassRef | Opaque], infos: list[ClassInfo | None]
+    def construct(
+        self, mro: list[ClassRef | Opaque], infos: list[ClassInfo | None]
     ) -> tuple[set[int], set[int]]:
-        """Simulate ``ref()``: which ``__init__`` run, and which of them skip the next."""
+        """Simulate constructing ``mro[0]``: the MRO indexes whose ``__init__``
+        run, and those of them that skip the next one."""
         executed: set[int] = set()
         index_of = {e: i for i, e in enumerate(mro)}
 

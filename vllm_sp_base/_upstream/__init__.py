@@ -1,0 +1,1 @@
+"""``vllm-sp-base upstream``: rewrite a vLLM source tree to adopt the contract."""

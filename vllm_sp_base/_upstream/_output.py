@@ -1,0 +1,121 @@
+"""Where the rewrite goes: a git patch, the tree itself, or a separate folder.
+
+Every file is written to a temporary sibling first and moved into place with
+``os.replace``, and the tree is only touched once every new file is on disk:
+an interrupted run leaves each file either as it was or fully rewritten.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable
+
+from vllm_sp_base._upstream._apply import FileChange
+
+PATCH_NAME = "vllm-sp-base-upstream.patch"
+_NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+class OutputError(Exception):
+    """A destination that must not or cannot be written."""
+
+
+def patch(files: Iterable[FileChange]) -> str:
+    """A ``git apply``-able patch, paths relative to the tree's root."""
+    out: list[str] = []
+    for change in files:
+        out.append(f"diff --git a/{change.path} b/{change.path}\n")
+        if change.before is None:
+            out += ["new file mode 100644\n", "--- /dev/null\n", f"+++ b/{change.path}\n"]
+        else:
+            out += [f"--- a/{change.path}\n", f"+++ b/{change.path}\n"]
+        before = (change.before or "").splitlines(keepends=True)
+        hunks = difflib.unified_diff(before, change.after.splitlines(keepends=True), n=3)
+        for line in list(hunks)[2:]:  # the ---/+++ pair is written above
+            out.append(line if line.endswith("\n") else line + "\n" + _NO_NEWLINE)
+    return "".join(out)
+
+
+def _inside(path: str, root: str) -> bool:
+    real_root = os.path.realpath(root)
+    return os.path.commonpath([os.path.realpath(path), real_root]) == real_root
+
+
+def _write_all(targets: list[tuple[str, str]]) -> None:
+    """Write every (path, text) through a temporary sibling, then move all into place."""
+    staged: list[tuple[str, str]] = []
+    try:
+        for path, text in targets:
+            directory = os.path.dirname(path)
+            os.makedirs(directory, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(
+                dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".vllm-sp-base"
+            )
+            staged.append((temporary, path))
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(text.encode("utf-8"))
+                stream.flush()
+                os.fsync(stream.fileno())
+            if os.path.exists(path):
+                shutil.copymode(path, temporary)
+            else:
+                os.chmod(temporary, 0o644)
+        for temporary, path in staged:
+            os.replace(temporary, path)
+    finally:
+        for temporary, _ in staged:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+
+
+def write_tree(root: str, files: list[FileChange]) -> None:
+    """Rewrite the tree under ``root`` in place; every path stays inside it."""
+    targets = []
+    for change in files:
+        path = os.path.join(root, *change.path.split("/"))
+        if not _inside(path, root):
+            raise OutputError(f"{change.path}: resolves outside {root}; nothing written")
+        targets.append((path, change.after))
+    _write_all(targets)
+
+
+def write_out(out: str, root: str, files: list[FileChange], text: str) -> str:
+    """The changed files in vLLM's layout under ``out``, and the patch; returns its path."""
+    package = os.path.join(root, "vllm")
+    if _inside(out, package):
+        raise OutputError(f"{out}: inside the vLLM package being rewritten; choose another --out")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise OutputError(f"{out}: exists and is not a directory")
+    patch_path = os.path.join(out, PATCH_NAME)
+    _write_all([(os.path.join(out, *c.path.split("/")), c.after) for c in files]
+               + [(patch_path, text)])
+    return patch_path
+
+
+def check_patch(files: list[FileChange], text: str) -> str | None:
+    """Run ``git apply --check`` on copies of the original files; None when it
+    accepts the patch, else why not. Raises FileNotFoundError without git."""
+    git = shutil.which("git")
+    if git is None:
+        raise FileNotFoundError("git")
+    with tempfile.TemporaryDirectory(prefix="vllm-sp-base-check-") as scratch:
+        for change in files:
+            if change.before is not None:
+                path = os.path.join(scratch, *change.path.split("/"))
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as handle:
+                    handle.write(change.before.encode("utf-8"))
+        patch_path = os.path.join(scratch, PATCH_NAME)
+        with open(patch_path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        # Outside any repository, so git applies to these files, not to an enclosing repo.
+        env = {**os.environ, "GIT_CEILING_DIRECTORIES": os.path.dirname(scratch)}
+        done = subprocess.run(
+            [git, "apply", "--check", PATCH_NAME],
+            cwd=scratch, env=env, capture_output=True, text=True, check=False,
+        )
+        return None if done.returncode == 0 else done.stderr.strip() or "git apply --check failed"

@@ -1,0 +1,374 @@
+"""Decide, from source alone, what the upstream patch changes in a vLLM tree.
+
+The audit's summaries and whole-program resolution answer the questions a
+codemod of one file cannot: which classes root a hierarchy that reads the flags,
+and which ``self.<flag> = False`` lines the inherited default makes redundant.
+Resolution stays inside the given tree, so an older vLLM never resolves into
+the installed one. Nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Final
+
+from vllm_sp_base._audit._files import discover
+from vllm_sp_base._audit._model import ClassInfo, ModuleInfo
+from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
+from vllm_sp_base._audit._rule import SkippedInitRead
+from vllm_sp_base._audit._summarize import summarize
+from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
+from vllm_sp_base._plugin import ANCHORS
+from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, MIXIN
+
+FLAGS: Final = frozenset(SEQUENCE_PARALLEL_DEFAULTS)
+CONFIG_PATH: Final = "vllm/config/parallel.py"
+CONFIG_CLASS: Final = "ParallelConfig"
+MOE_GATE: Final = "use_sequence_parallel_moe"
+MODEL_GATE: Final = "use_sequence_parallel"
+PIPELINE_SIZE: Final = "pipeline_parallel_size"
+#: Text every file the patch may touch contains; everything else is never parsed.
+_FLAG_TEXT: Final = b"use_sequence_parallel"
+_REDERIVATION_TEXT: Final = (b"use_sequence_parallel_moe", b"pipeline_parallel_size")
+
+
+class SourceTreeError(Exception):
+    """The given directory is not a vLLM source tree."""
+
+
+def locate(given: str) -> str:
+    """The directory holding ``vllm/`` for ``given`` (that directory, or ``vllm/`` itself)."""
+    if not os.path.exists(given):
+        raise SourceTreeError(f"{given}: no such directory")
+    if not os.path.isdir(given):
+        raise SourceTreeError(f"{given}: not a directory")
+    path = os.path.abspath(given)
+    if os.path.isfile(os.path.join(path, "vllm", "__init__.py")):
+        return path
+    if os.path.basename(path) == "vllm" and os.path.isfile(os.path.join(path, "__init__.py")):
+        return os.path.dirname(path)
+    raise SourceTreeError(f"{given}: not a vLLM source tree (no vllm/__init__.py)")
+
+
+@dataclass(frozen=True)
+class Redundant:
+    """``self.<flag> = False`` in ``cls.__init__`` that the inherited default makes redundant."""
+
+    cls: str
+    flag: str
+    line: int
+
+
+@dataclass
+class FileEdits:
+    """What the patch changes in one file; lines are the original file's."""
+
+    mixin: dict[str, int] = field(default_factory=dict)  # class -> line of its header
+    redundant: list[Redundant] = field(default_factory=list)
+    rederivations: list[int] = field(default_factory=list)  # line of each re-derivation
+    gate: int | None = None  # line of ParallelConfig.use_sequence_parallel_moe, to add the gate
+
+    def count(self) -> int:
+        return len(self.mixin) + len(self.redundant) + len(self.rederivations) + (self.gate is not None)
+
+
+@dataclass
+class Plan:
+    root: str
+    texts: dict[str, bytes] = field(default_factory=dict)  # relpath -> bytes, files read
+    edits: dict[str, FileEdits] = field(default_factory=dict)  # relpath -> edits
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason)
+    missing: list[str] = field(default_factory=list)  # expected, not found
+
+    def file(self, relpath: str) -> FileEdits:
+        return self.edits.setdefault(relpath, FileEdits())
+
+
+class _Analysis:
+    def __init__(self, root: str) -> None:
+        self.plan = Plan(root)
+        self.root = root
+        self.project = Project([root], self._load)
+
+    def relpath(self, path: str) -> str:
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
+    def _read(self, path: str) -> bytes | None:
+        rel = self.relpath(path)
+        if rel not in self.plan.texts:
+            try:
+                with open(path, "rb") as handle:
+                    self.plan.texts[rel] = handle.read()
+            except OSError as error:
+                self.plan.problems.append((rel, f"cannot read: {error.strerror or error}"))
+                return None
+        return self.plan.texts[rel]
+
+    def _load(self, path: str, is_package: bool) -> ModuleInfo | None:
+        data = self._read(path)
+        if data is None:
+            return None
+        try:
+            return summarize(data, path, is_package)
+        except (SyntaxError, ValueError, RecursionError) as error:
+            line = getattr(error, "lineno", None)
+            where = f" (line {line})" if line else ""
+            self.plan.problems.append((self.relpath(path), f"does not parse{where}: {error}"))
+            return None
+
+    def info(self, entry: MroEntry) -> ClassInfo | None:
+        return self.project.class_info(entry) if isinstance(entry, ClassRef) else None
+
+    def is_mixin(self, entry: MroEntry) -> bool:
+        return isinstance(entry, ClassRef) and (entry.module, entry.name) == (CONTRACT_MODULE, MIXIN)
+
+
+def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
+    """Reads in ``__init__`` run before any subclass could skip them; the rest can be inherited."""
+    return {
+        read.attr
+        for method in cls.methods.values()
+        if method.name != "__init__"
+        for read in method.reads
+        if read.attr in FLAGS
+    }
+
+
+def analyse(root: str) -> Plan:
+    """What the patch changes in the vLLM tree under ``root`` (the directory holding ``vllm/``)."""
+    analysis = _Analysis(root)
+    plan = analysis.plan
+    project = analysis.project
+    discovered = discover([os.path.join(root, "vllm")])
+    plan.problems += [(analysis.relpath(p), why) for p, why in discovered.problems]
+
+    classes: list[ClassRef] = []
+    for path, module in discovered.files.items():
+        data = analysis._read(path)
+        if data is None or _FLAG_TEXT not in data:
+            continue
+        info = project.module(module)
+        if info is not None and all(marker in data for marker in _REDERIVATION_TEXT):
+            lines = _rederivation_lines(ast.parse(data))
+            if lines:
+                plan.file(analysis.relpath(path)).rederivations = lines
+        if info is not None:
+            classes += [ClassRef(module, name) for name in info.classes]
+
+    targets = _mixin_targets(analysis, classes)
+    for ref in targets:
+        cls = analysis.info(ref)
+        assert cls is not None
+        plan.file(_relpath_of(analysis, ref)).mixin[ref.name] = cls.line
+    for ref in classes:
+        found = _redundant_assignments(analysis, ref, targets)
+        if found:
+            plan.file(_relpath_of(analysis, ref)).redundant += found
+    _plan_gate(analysis)
+    _check_expectations(analysis, targets)
+    plan.edits = {path: edits for path, edits in sorted(plan.edits.items()) if edits.count()}
+    return plan
+
+
+def _rederivation_lines(tree: ast.Module) -> list[int]:
+    """Lines of ``X.use_sequence_parallel_moe and X.pipeline_parallel_size == 1``
+    in an ``and`` chain, outside the gate's own definition."""
+    lines: list[int] = []
+
+    def visit(node: ast.AST, in_gate: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == MODEL_GATE:
+            in_gate = True
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and not in_gate:
+            gates = [v for v in node.values if isinstance(v, ast.Attribute) and v.attr == MOE_GATE]
+            sizes = [
+                ast.dump(v.left.value)
+                for v in node.values
+                if isinstance(v, ast.Compare)
+                and isinstance(v.left, ast.Attribute)
+                and v.left.attr == PIPELINE_SIZE
+                and len(v.ops) == 1
+                and isinstance(v.ops[0], ast.Eq)
+                and isinstance(v.comparators[0], ast.Constant)
+                and v.comparators[0].value == 1
+            ]
+            match = next((g for g in gates if ast.dump(g.value) in sizes), None)
+            if match is not None:
+                lines.append(match.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_gate)
+
+    visit(tree, False)
+    return sorted(lines)
+
+
+def _plan_gate(analysis: _Analysis) -> None:
+    """Add ``ParallelConfig.use_sequence_parallel`` after ``use_sequence_parallel_moe``."""
+    plan = analysis.plan
+    data = analysis._read(os.path.join(analysis.root, *CONFIG_PATH.split("/")))
+    try:
+        tree = ast.parse(data) if data is not None else None
+    except SyntaxError as error:
+        plan.problems.append((CONFIG_PATH, f"does not parse (line {error.lineno}): {error.msg}"))
+        tree = None
+    config = next(
+        (n for n in (tree.body if tree else []) if isinstance(n, ast.ClassDef) and n.name == CONFIG_CLASS),
+        None,
+    )
+    methods = {
+        n.name: n.lineno for n in (config.body if config else []) if isinstance(n, ast.FunctionDef)
+    }
+    if MOE_GATE not in methods:
+        plan.missing.append(f"{CONFIG_PATH}: {CONFIG_CLASS}.{MOE_GATE}")
+    elif MODEL_GATE not in methods:
+        plan.file(CONFIG_PATH).gate = methods[MOE_GATE]
+
+
+def _relpath_of(analysis: _Analysis, ref: ClassRef) -> str:
+    located = analysis.project.module_file(ref.module)
+    assert located is not None
+    return analysis.relpath(located[0])
+
+
+def _mixin_targets(analysis: _Analysis, classes: list[ClassRef]) -> set[ClassRef]:
+    """Classes reading a flag whose MRO does not provide it: only the roots, since
+    their subclasses inherit the mixin. A class already holding it is never one."""
+    readers: dict[ClassRef, set[str]] = {}
+    for ref in classes:
+        cls = analysis.info(ref)
+        if cls is not None and not (cls.class_attrs & FLAGS):
+            flags = _flags_read_outside_init(cls)
+            if flags:
+                readers[ref] = flags
+    targets: set[ClassRef] = set()
+    for ref in sorted(readers, key=lambda r: (len(analysis.project.mro(r)), str(r))):
+        ancestors = analysis.project.mro(ref)[1:]
+        if any(a in targets or analysis.is_mixin(a) for a in ancestors):
+            continue
+        provided = {
+            flag
+            for a in ancestors
+            if (info := analysis.info(a)) is not None
+            for flag in info.class_attrs & FLAGS
+        }
+        if readers[ref] - provided:
+            targets.add(ref)
+    return targets
+
+
+def _default_comes_from_mixin(
+    analysis: _Analysis, mro: list[MroEntry], flag: str, targets: set[ClassRef]
+) -> bool:
+    """Whether, after the patch, ``flag``'s class-level value in this MRO is the mixin's."""
+    for entry in mro:
+        if entry in targets or analysis.is_mixin(entry):
+            return True
+        info = analysis.info(entry)
+        if info is None or flag in info.class_attrs:
+            return False  # unknown code, or a class-level value of its own
+    return False
+
+
+def _flag_of(target: ast.expr, self_name: str) -> str | None:
+    if (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == self_name
+        and target.attr in FLAGS
+    ):
+        return target.attr
+    return None
+
+
+def _false_assignments(source: bytes, class_name: str) -> list[tuple[str, int, int]]:
+    """(flag, line, how many times ``__init__`` assigns it) for each top-level
+    ``self.<flag> = False`` of ``class_name.__init__``."""
+    init = next(
+        (
+            item
+            for node in ast.parse(source).body
+            if isinstance(node, ast.ClassDef) and node.name == class_name
+            for item in node.body
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__" and item.args.args
+        ),
+        None,
+    )
+    if init is None:
+        return []
+    self_name = init.args.args[0].arg
+    counts: dict[str, int] = {}
+    for sub in ast.walk(init):
+        targets = (
+            sub.targets if isinstance(sub, ast.Assign)
+            else [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
+        )
+        for target in targets:
+            if (flag := _flag_of(target, self_name)) is not None:
+                counts[flag] = counts.get(flag, 0) + 1
+    return [
+        (flag, stmt.lineno, counts[flag])
+        for stmt in init.body
+        if isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and (flag := _flag_of(stmt.targets[0], self_name)) is not None
+        and isinstance(stmt.value, ast.Constant)
+        and stmt.value.value is False
+    ]
+
+
+def _redundant_assignments(
+    analysis: _Analysis, ref: ClassRef, targets: set[ClassRef]
+) -> list[Redundant]:
+    cls = analysis.info(ref)
+    init = cls.methods.get("__init__") if cls is not None else None
+    if cls is None or init is None or not (set(init.sets) & FLAGS):
+        return []
+    data = analysis.plan.texts.get(_relpath_of(analysis, ref))
+    if data is None:
+        return []
+    project = analysis.project
+    mro = project.mro(ref)
+    infos = [analysis.info(e) for e in mro]
+    executed, _ = SkippedInitRead(project, lambda _: True).construct(mro, infos)
+    set_by_others: set[str] = set()
+    for index in executed - {0}:
+        other = infos[index]
+        if other is not None:
+            set_by_others |= set(other.methods["__init__"].sets)
+    # Helpers __init__ calls on self may set it too (methods of unresolved bases,
+    # nn.Module's, do not set model flags).
+    todo, seen = [init], {"__init__"}
+    while todo:
+        for name, _conditional in todo.pop().self_calls:
+            helper = next((i.methods[name] for i in infos if i is not None and name in i.methods), None)
+            if helper is not None and name not in seen:
+                seen.add(name)
+                set_by_others |= set(helper.sets)
+                todo.append(helper)
+    return [
+        Redundant(ref.name, flag, line)
+        for flag, line, count in _false_assignments(data, ref.name)
+        if count == 1
+        and flag not in set_by_others
+        and _default_comes_from_mixin(analysis, mro, flag, targets)
+    ]
+
+
+def _check_expectations(analysis: _Analysis, targets: set[ClassRef]) -> None:
+    """The classes the contract exists for must still be where the patch expects them."""
+    plan = analysis.plan
+    if not os.path.isdir(os.path.join(analysis.root, os.path.dirname(CONTRACT_PATH))):
+        plan.missing.append(f"{os.path.dirname(CONTRACT_PATH)}/ (the package the contract module joins)")
+    for module, names in ANCHORS.items():
+        info = analysis.project.module(module)
+        where = module.replace(".", "/") + ".py"
+        for name in names:
+            ref = ClassRef(module, name)
+            if info is None or name not in info.classes:
+                plan.missing.append(f"{where}: class {name}")
+            elif ref not in targets and not any(
+                analysis.is_mixin(e) for e in analysis.project.mro(ref)
+            ):
+                plan.missing.append(f"{where}: {name} reading use_sequence_parallel")
+
