@@ -1,0 +1,200 @@
+"""``vllm-sp-base upstream`` on small trees of our own: plan, output, safety, bad input."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from vllm_sp_base._main import main
+from vllm_sp_base._upstream import _output
+from vllm_sp_base._upstream._plan import analyse
+
+V32 = "vllm/models/deepseek_v32/nvidia/model.py"
+# Toy classes under the names the patch anchors on; their bodies are ours, not vLLM's.
+FILES = {
+    "vllm/config/parallel.py": """\
+        class ParallelConfig:
+            @property
+            def use_sequence_parallel_moe(self) -> bool:
+                return self.data_parallel_size > 1
+    """,
+    V32: """\
+        from torch import nn
+
+
+        class DeepseekV32DecoderLayer(nn.Module):
+            def __init__(self, on):
+                super().__init__()
+                self.use_sequence_parallel = on and cfg.pipeline_parallel_size == 1
+
+            def forward(self, x):
+                return x if self.use_sequence_parallel else -x
+
+
+        class DeepseekV32Model(nn.Module):
+            def forward(self, x):
+                return self.use_sequence_parallel
+
+
+        class Child(DeepseekV32DecoderLayer):
+            def helper(self):
+                return self.use_sequence_parallel
+
+
+        class Note(DeepseekV32DecoderLayer):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.use_sequence_parallel = False
+
+
+        class Overrides(DeepseekV32DecoderLayer):
+            def __init__(self):
+                super().__init__(True)
+                self.use_sequence_parallel = False
+
+
+        class OwnProperty(nn.Module):
+            @property
+            def use_sequence_parallel(self):
+                return False
+
+            def forward(self):
+                return self.use_sequence_parallel
+    """,
+}
+
+
+def make_tree(root: Path, files: dict[str, str] = FILES) -> Path:
+    for package in ("vllm", "vllm/config", "vllm/models", "vllm/models/common",
+                    "vllm/models/deepseek_v32", "vllm/models/deepseek_v32/nvidia"):
+        (root / package).mkdir(parents=True, exist_ok=True)
+        (root / package / "__init__.py").touch()
+    for path, text in files.items():
+        (root / path).write_text(textwrap.dedent(text))
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["upstream", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_plan_gives_the_mixin_to_roots_only_and_keeps_meaningful_assignments(tmp_path: Path) -> None:
+    plan = analyse(str(make_tree(tmp_path)))
+    assert plan.missing == [] and plan.problems == []
+    v32 = plan.edits[V32]
+    # Child inherits the mixin; OwnProperty has the name already.
+    assert sorted(v32.mixin) == ["DeepseekV32DecoderLayer", "DeepseekV32Model"]
+    # Note skips the parent's __init__: its False is the default. Overrides runs the
+    # parent's, which sets the flag, so its False is a real override and stays.
+    assert [(r.cls, r.flag) for r in v32.redundant] == [("Note", "use_sequence_parallel")]
+    assert plan.edits["vllm/config/parallel.py"].gate == 3
+
+
+def test_dry_run_write_and_second_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_tree(tmp_path)
+    before = snapshot(root)
+    code, out, _ = run(capsys, "--vllm-src", str(root))
+    assert code == 0 and snapshot(root) == before
+    assert "2 classes given the mixin" in out and "1 redundant assignments removed" in out
+    assert out.rstrip().endswith("writes the files and a patch)")
+    code, out, _ = run(capsys, "--vllm-src", str(root / "vllm"), "--write")
+    assert code == 0
+    text = (root / V32).read_text()
+    assert "class DeepseekV32DecoderLayer(SequenceParallelDefaults, nn.Module):" in text
+    assert text.count("self.use_sequence_parallel = False") == 1  # Overrides keeps its own
+    contract = root / "vllm/models/common/sequence_parallel_defaults.py"
+    namespace: dict[str, object] = {}
+    exec(compile(contract.read_text(), str(contract), "exec"), namespace)  # our own generated code
+    mixin = namespace["SequenceParallelDefaults"]
+    assert (mixin.use_sequence_parallel, mixin.use_sequence_parallel_moe) == (False, False)  # type: ignore[attr-defined]
+    after = snapshot(root)
+    code, out, _ = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 0 and out.startswith("0 file(s), +0 -0 lines") and snapshot(root) == after
+
+
+def test_moved_classes_are_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    moved = {**FILES, V32: "class Elsewhere:\n    pass\n", "vllm/config/parallel.py": "X = 1\n"}
+    root = make_tree(tmp_path, moved)
+    before = snapshot(root)
+    code, _, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 1 and snapshot(root) == before
+    assert f"expected but not found (classes moved?): {V32}: class DeepseekV32Model" in err
+    assert "vllm/config/parallel.py: ParallelConfig.use_sequence_parallel_moe" in err
+    assert "nothing written" in err and "Traceback" not in err
+
+
+def test_a_file_that_does_not_parse_is_reported_and_left_untouched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_tree(tmp_path)
+    broken = root / "vllm/models/broken.py"
+    broken.write_text("def use_sequence_parallel(:\n")
+    code, _, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 1
+    assert "vllm-sp-base upstream: vllm/models/broken.py: does not parse (line 1)" in err
+    assert broken.read_text() == "def use_sequence_parallel(:\n"
+    assert "SequenceParallelDefaults" in (root / V32).read_text()  # the rest was done
+
+
+@pytest.mark.parametrize("make", ["missing", "not-vllm", "file"])
+def test_bad_source_paths_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: str
+) -> None:
+    path = tmp_path / "src"
+    if make == "not-vllm":
+        path.mkdir()
+    elif make == "file":
+        path.write_text("")
+    code, out, err = run(capsys, "--vllm-src", str(path))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"vllm-sp-base upstream: error: {path}: ")
+
+
+def test_out_inside_the_package_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_tree(tmp_path)
+    before = snapshot(root)
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(root / "vllm" / "out"))
+    assert code == 2 and "inside the vLLM package" in err and snapshot(root) == before
+
+
+def test_an_interrupted_write_leaves_every_file_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(tmp_path)
+    before = snapshot(root)
+    real_fsync, calls = os.fsync, []
+
+    def interrupted_fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real_fsync(fd)
+
+    monkeypatch.setattr(_output.os, "fsync", interrupted_fsync)
+    code, _, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 130 and err.endswith("interrupted\n")
+    assert snapshot(root) == before  # no file changed, no temporary file left behind
+
+
+def test_a_file_linked_from_outside_the_tree_is_not_written_through(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_tree(tmp_path / "tree")
+    outside = tmp_path / "outside.py"
+    outside.write_text((root / V32).read_text())
+    (root / V32).unlink()
+    (root / V32).symlink_to(outside)
+    code, _, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 2 and "resolves outside" in err
+    assert "SequenceParallelDefaults" not in outside.read_text()
