@@ -198,3 +198,13 @@ def test_a_file_linked_from_outside_the_tree_is_not_written_through(
     code, _, err = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 2 and "resolves outside" in err
     assert "SequenceParallelDefaults" not in outside.read_text()
+
+
+def test_out_on_the_import_path_is_refused_so_nothing_shadows_vllm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(tmp_path / "tree")
+    out = tmp_path / "out"
+    monkeypatch.syspath_prepend(str(out))
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out))
+    assert code == 2 and "would shadow the real vLLM" in err and not out.exists()

@@ -11,6 +11,7 @@ import difflib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable
 
@@ -90,6 +91,9 @@ def write_out(out: str, root: str, files: list[FileChange], text: str) -> str:
         raise OutputError(f"{out}: inside the vLLM package being rewritten; choose another --out")
     if os.path.exists(out) and not os.path.isdir(out):
         raise OutputError(f"{out}: exists and is not a directory")
+    if os.path.realpath(out) in {os.path.realpath(p or os.curdir) for p in sys.path}:
+        raise OutputError(f"{out}: on Python's import path, so its partial vllm/ would shadow "
+                          "the real vLLM; choose another --out")
     patch_path = os.path.join(out, PATCH_NAME)
     _write_all([(os.path.join(out, *c.path.split("/")), c.after) for c in files]
                + [(patch_path, text)])
