@@ -43,6 +43,7 @@ class _Sources:
         self.keys: dict[str, bytes] = {}
         self.memo: dict[bytes, Any] = {}
         self.reported: set[str] = set()
+        self.workers = _Workers(self.texts)
 
     def _lookup(self, key: bytes) -> Any:
         found = self.memo.get(key)
@@ -63,7 +64,7 @@ class _Sources:
             key = self.keys[path] + job_kind
             if self._lookup(key) is None and self._decodable(path, self.texts[path]):
                 todo.append((path, job_kind, key))
-        for (path, _, key), value in zip(todo, _parallel(self.texts, [(p, k) for p, k, _ in todo])):
+        for (path, _, key), value in zip(todo, self.workers.map([(p, k) for p, k, _ in todo])):
             self._store(key, value)
             if kind != b"S" and path in self.audited:
                 self.result.parsed += 1
@@ -144,27 +145,82 @@ def _summarize_or_reason(data: bytes, path: str, is_package: bool) -> ModuleInfo
 
 
 _FORKED_TEXTS: dict[str, bytes] = {}
-_PARALLEL_MIN_JOBS = 64
+_PARALLEL_MIN_JOBS = 8
 
 
-def _job(job: tuple[str, bytes]) -> Any:
-    path, kind = job
-    data = _FORKED_TEXTS[path]
+def _job(job: tuple[str, bytes, bytes | None]) -> Any:
+    path, kind, data = job
+    if data is None:
+        data = _FORKED_TEXTS[path]
     return scan(data) if kind == b"S" else _summarize_or_reason(data, path, kind == b"P")
 
 
-def _parallel(texts: dict[str, bytes], jobs: list[tuple[str, bytes]]) -> list[Any]:
-    """Run jobs on every core; the file bytes reach the workers through fork."""
-    global _FORKED_TEXTS
-    workers = min(os.cpu_count() or 1, 8)
-    _FORKED_TEXTS = texts
-    try:
-        if workers < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
-            return [_job(j) for j in jobs]
-        with mp.get_context("fork").Pool(workers) as pool:
-            return pool.map(_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
-    finally:
-        _FORKED_TEXTS = {}
+class _Workers:
+    """One pool of forked workers for the whole run. The audited files' bytes
+    reach them through fork; a file read later travels with its job."""
+
+    def __init__(self, texts: dict[str, bytes]) -> None:
+        self.texts = texts
+        self.forked: set[str] = set()
+        self.size = min(os.cpu_count() or 1, 8)
+        self._pool: Any = None
+
+    def map(self, jobs: list[tuple[str, bytes]]) -> list[Any]:
+        if self.size < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
+            return [_job((path, kind, self.texts[path])) for path, kind in jobs]
+        if self._pool is None:
+            global _FORKED_TEXTS
+            _FORKED_TEXTS = self.texts
+            self.forked = set(self.texts)
+            self._pool = mp.get_context("fork").Pool(self.size)
+            _FORKED_TEXTS = {}
+        payload = [(p, k, None if p in self.forked else self.texts[p]) for p, k in jobs]
+        chunk = max(1, len(payload) // (self.size * 4))
+        return list(self._pool.map(_job, payload, chunksize=chunk))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
+
+
+def _base_module_paths(project: Project, module: str, info: ModuleInfo, base: str) -> set[str]:
+    """Files that resolving ``base`` (written in ``module``) will read first."""
+    first = base.split(".", 1)[0]
+    imp = info.imports.get(first) or info.fallback_imports.get(first)
+    if imp is None:
+        return set()
+    target = project.absolute(module, info.is_package, imp)
+    found = set()
+    for name in (target, f"{target}.{imp.name}" if imp.name else None):
+        located = project.module_file(name) if name else None
+        if located is not None and located[0]:
+            found.add(located[0])
+    return found
+
+
+def _prefetch_ancestors(project: Project, sources: _Sources, refs: list[ClassRef]) -> None:
+    """Summarise the modules of the candidates' ancestors a hierarchy level at a
+    time on every core, instead of one by one as the MROs are resolved."""
+    seen = set(refs)
+    frontier = list(refs)
+    while frontier:
+        wanted: set[str] = set()
+        for ref in frontier:
+            info = project.module(ref.module)
+            if info is None or ref.name not in info.classes:
+                continue
+            for base in info.classes[ref.name].bases:
+                if base is not None:
+                    wanted |= _base_module_paths(project, ref.module, info, base)
+        sources.prefetch(sorted(wanted), b"M")
+        following = []
+        for ref in frontier:
+            for entry in project.bases(ref):
+                if isinstance(entry, ClassRef) and entry not in seen:
+                    seen.add(entry)
+                    following.append(entry)
+        frontier = following
 
 
 def search_roots(audited_roots: list[str]) -> list[str]:
@@ -209,7 +265,10 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
     saved = cache.get_run(run_key)
     if saved is not None and _still_valid(saved):
         return AuditResult(**saved["result"])
-    _check(discovered, sources, result, roots, parse_all)
+    try:
+        _check(discovered, sources, result, roots, parse_all)
+    finally:
+        sources.workers.close()
     dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
     cache.put_run(run_key, {"result": vars(result).copy(), "dependencies": dependencies})
     cache.save()
@@ -248,6 +307,7 @@ def _check(
             if info is not None:
                 candidates += [ClassRef(name, c) for c in info.classes if c in names]
 
+    _prefetch_ancestors(project, sources, candidates)
     rule = SkippedInitRead(project, lambda module: module in modules)
     for ref in candidates:
         cls = project.class_info(ref)
