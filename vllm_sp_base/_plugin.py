@@ -83,7 +83,7 @@ class _RetrofitLoader(importlib.abc.Loader):
         self._loader.exec_module(module)
         try:
             retrofit_module(module)
-        except Exception as error:  # never break vLLM's import over a default
+        except Exception as error:  # noqa: BLE001 (never break vLLM's import over a default)
             _warn(f"could not retrofit {module.__name__}: {error}")
 
     def __getattr__(self, name: str) -> Any:
@@ -136,7 +136,7 @@ def register() -> None:
         if (name == _PACKAGE or name.startswith("vllm.")) and isinstance(module, ModuleType):
             try:
                 retrofit_module(module)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 (as above)
                 _warn(f"could not retrofit {name}: {error}")
     logger.debug("vllm-sp-base: %d defaults set", len(patched))
 

@@ -56,9 +56,10 @@ def flags_read_by(cls: type, flags: frozenset[str] = FLAGS) -> frozenset[str]:
 
 def _nested_mentions(code: CodeType, flags: frozenset[str]) -> bool:
     for const in code.co_consts:
-        if type(const) is CodeType:
-            if not flags.isdisjoint(const.co_names) or _nested_mentions(const, flags):
-                return True
+        if type(const) is CodeType and (
+            not flags.isdisjoint(const.co_names) or _nested_mentions(const, flags)
+        ):
+            return True
     return False
 
 

@@ -33,7 +33,7 @@ def installed_vllm() -> str | None:
     spec = importlib.util.find_spec("vllm")  # locates the package; does not import it
     if spec is None or not spec.submodule_search_locations:
         return None
-    return list(spec.submodule_search_locations)[0]
+    return next(iter(spec.submodule_search_locations))
 
 
 def _fail(message: str) -> int:

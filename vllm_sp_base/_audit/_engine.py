@@ -10,8 +10,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base import __version__
+from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import Finding
 from vllm_sp_base._audit._model import ModuleInfo
@@ -20,7 +20,7 @@ from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
 @dataclass

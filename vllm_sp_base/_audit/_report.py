@@ -121,7 +121,7 @@ def read_baseline(path: str) -> set[str]:
     with open(path, encoding="utf-8") as handle:
         data = json.load(handle)
     if not isinstance(data, dict) or not isinstance(data.get("fingerprints"), list):
-        raise ValueError("not a vllm-sp-base baseline (no 'fingerprints' list)")
+        raise ValueError("not a vllm-sp-base baseline (no 'fingerprints' list)")  # noqa: TRY004 (bad file content, not a bad argument)
     return {str(x) for x in data["fingerprints"]}
 
 

@@ -152,7 +152,7 @@ class SkippedInitRead:
             seen: dict[str, tuple[int, Method]] = {}
             todo = list(starts)
             while todo:
-                i, method = todo.pop()
+                _, method = todo.pop()
                 for name, conditional in method.self_calls:
                     if (unconditional and conditional) or name in seen:
                         continue

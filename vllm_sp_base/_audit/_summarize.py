@@ -15,7 +15,7 @@ from vllm_sp_base._audit._model import (
     Read,
 )
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 def dotted(node: ast.expr) -> str | None:
     """``a.b.c`` for a Name/Attribute chain (through subscripts such as ``Generic[T]``)."""
     if isinstance(node, ast.Subscript):
@@ -131,8 +131,13 @@ class _MethodVisitor(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr"):
-            if node.args and self._is_self(node.args[0]) and len(node.args) >= 2:
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and node.args
+            and self._is_self(node.args[0])
+            and len(node.args) >= 2
+        ):
                 name = node.args[1]
                 if isinstance(name, ast.Constant) and isinstance(name.value, str):
                     if func.id == "setattr":
@@ -289,10 +294,13 @@ def summarize(source: str | bytes, filename: str, is_package: bool) -> ModuleInf
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target = stmt.targets[0]
                 value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
-                if isinstance(target, ast.Name) and value is not None:
-                    if override or target.id not in aliases:
-                        aliases[target.id] = value
-                        imports.pop(target.id, None)
+                if (
+                    isinstance(target, ast.Name)
+                    and value is not None
+                    and (override or target.id not in aliases)
+                ):
+                    aliases[target.id] = value
+                    imports.pop(target.id, None)
             elif isinstance(stmt, ast.If):
                 if _is_type_checking(stmt.test):
                     bind(stmt.body, True, override)

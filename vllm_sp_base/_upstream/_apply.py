@@ -99,8 +99,8 @@ def build(root: str) -> Upstream:
         result.problems += [(path, problem) for problem in rewritten.problems]
         done = +Counter({kind: n for kind, n in rewritten.done.items() if kind != "import"})
         if done != +_expected(edits):
-            result.problems.append((path, f"planned {dict(_expected(edits))}, made {dict(done)}; "
-                                          "left untouched"))
+            planned = dict(_expected(edits))
+            result.problems.append((path, f"planned {planned}, made {dict(done)}; left untouched"))
             continue
         try:
             compile(rewritten.source, path, "exec", dont_inherit=True)

@@ -272,11 +272,12 @@ def _import_position(body: Sequence[cst.BaseStatement]) -> int:
             if _code(small.module).lower() > key:
                 return index
             last_import = index
-        elif isinstance(statement, cst.SimpleStatementLine) and isinstance(
-            statement.body[0], (cst.Import, cst.ImportFrom)
+        elif (
+            isinstance(statement, cst.SimpleStatementLine)
+            and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
+            and (last_import < 0 or not _is_vllm_import(body[last_import]))
         ):
-            if last_import < 0 or not _is_vllm_import(body[last_import]):
-                last_import = index
+            last_import = index
     if last_import >= 0:
         return last_import + 1
     first = body[0] if body else None
