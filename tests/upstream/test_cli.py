@@ -21,6 +21,10 @@ FILES = {
             def use_sequence_parallel_moe(self) -> bool:
                 return self.data_parallel_size > 1
     """,
+    "vllm/models/gate_user.py": """\
+        def sharded(pc, moe):
+            return pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 and moe
+    """,
     V32: """\
         from torch import nn
 
@@ -105,12 +109,16 @@ def test_dry_run_write_and_second_run(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, _ = run(capsys, "--vllm-src", str(root))
     assert code == 0 and snapshot(root) == before
     assert "2 classes given the mixin" in out and "1 redundant assignments removed" in out
+    assert "1 re-derivations replaced" in out
+    assert "  2: pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 -> " \
+           "pc.use_sequence_parallel\n" in out
     assert out.rstrip().endswith("writes the files and a patch)")
     code, out, _ = run(capsys, "--vllm-src", str(root / "vllm"), "--write")
     assert code == 0
     text = (root / V32).read_text()
     assert "class DeepseekV32DecoderLayer(SequenceParallelDefaults, nn.Module):" in text
     assert text.count("self.use_sequence_parallel = False") == 1  # Overrides keeps its own
+    assert "return pc.use_sequence_parallel and moe\n" in (root / "vllm/models/gate_user.py").read_text()
     contract = root / "vllm/models/common/sequence_parallel_defaults.py"
     namespace: dict[str, object] = {}
     exec(compile(contract.read_text(), str(contract), "exec"), namespace)  # our own generated code

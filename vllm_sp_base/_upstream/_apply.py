@@ -51,8 +51,8 @@ def _notes(edits: FileEdits) -> list[tuple[int, str]]:
     notes = [(line, f"{cls} inherits {MIXIN}") for cls, line in edits.mixin.items()]
     notes += [(r.line, f"{r.cls}: removed self.{r.flag} = False (inherited default)")
               for r in edits.redundant]
-    notes += [(line, f"X.{MOE_GATE} and X.{PIPELINE_SIZE} == 1 -> X.{MODEL_GATE}")
-              for line in edits.rederivations]
+    notes += [(line, f"{cfg}.{MOE_GATE} and {cfg}.{PIPELINE_SIZE} == 1 -> {cfg}.{MODEL_GATE}")
+              for line, cfg in edits.rederivations]
     if edits.gate is not None:
         notes.append((edits.gate, f"{CONFIG_CLASS}.{MODEL_GATE} added after {MOE_GATE}"))
     return sorted(notes)

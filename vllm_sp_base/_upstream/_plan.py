@@ -67,7 +67,7 @@ class FileEdits:
 
     mixin: dict[str, int] = field(default_factory=dict)  # class -> line of its header
     redundant: list[Redundant] = field(default_factory=list)
-    rederivations: list[int] = field(default_factory=list)  # line of each re-derivation
+    rederivations: list[tuple[int, str]] = field(default_factory=list)  # (line, config expression)
     gate: int | None = None  # line of ParallelConfig.use_sequence_parallel_moe, to add the gate
 
     def count(self) -> int:
@@ -172,10 +172,10 @@ def analyse(root: str) -> Plan:
     return plan
 
 
-def _rederivation_lines(tree: ast.Module) -> list[int]:
+def _rederivation_lines(tree: ast.Module) -> list[tuple[int, str]]:
     """Lines of ``X.use_sequence_parallel_moe and X.pipeline_parallel_size == 1``
     in an ``and`` chain, outside the gate's own definition."""
-    lines: list[int] = []
+    lines: list[tuple[int, str]] = []
 
     def visit(node: ast.AST, in_gate: bool) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == MODEL_GATE:
@@ -195,7 +195,7 @@ def _rederivation_lines(tree: ast.Module) -> list[int]:
             ]
             match = next((g for g in gates if ast.dump(g.value) in sizes), None)
             if match is not None:
-                lines.append(match.lineno)
+                lines.append((match.lineno, ast.unparse(match.value)))
         for child in ast.iter_child_nodes(node):
             visit(child, in_gate)
 
