@@ -100,6 +100,12 @@ class _Sources:
                 return False
         return True
 
+    def summarised(self, path: str) -> bool:
+        if self.read(path) is None:
+            return True  # loading it costs nothing: it reports and reads as absent
+        key = self.keys[path] + (b"P" if path.endswith("__init__.py") else b"M")
+        return self._lookup(key) is not None
+
     def summary(self, path: str, is_package: bool) -> ModuleInfo | None:
         data = self.read(path)
         if data is None:
@@ -184,36 +190,23 @@ class _Workers:
             self._pool = None
 
 
-def _base_module_paths(project: Project, module: str, info: ModuleInfo, base: str) -> set[str]:
-    """Files that resolving ``base`` (written in ``module``) will read first."""
-    first = base.split(".", 1)[0]
-    imp = info.imports.get(first) or info.fallback_imports.get(first)
-    if imp is None:
-        return set()
-    target = project.absolute(module, info.is_package, imp)
-    found = set()
-    for name in (target, f"{target}.{imp.name}" if imp.name else None):
-        located = project.module_file(name) if name else None
-        if located is not None and located[0]:
-            found.add(located[0])
-    return found
-
-
 def _prefetch_ancestors(project: Project, sources: _Sources, refs: list[ClassRef]) -> None:
-    """Summarise the modules of the candidates' ancestors a hierarchy level at a
-    time on every core, instead of one by one as the MROs are resolved."""
+    """Summarise the modules the candidates' MROs need on every core, a
+    resolution step at a time, instead of one by one as the MROs are resolved."""
     seen = set(refs)
     frontier = list(refs)
     while frontier:
-        wanted: set[str] = set()
-        for ref in frontier:
-            info = project.module(ref.module)
-            if info is None or ref.name not in info.classes:
-                continue
-            for base in info.classes[ref.name].bases:
-                if base is not None:
-                    wanted |= _base_module_paths(project, ref.module, info, base)
-        sources.prefetch(sorted(wanted), b"M")
+        for _ in range(_MAX_PREFETCH_STEPS):  # each step follows one more import or re-export
+            project.pending = set()
+            try:
+                for ref in frontier:
+                    project.bases(ref)
+                wanted = sorted(project.pending)
+            finally:
+                project.pending = None
+            if not wanted:
+                break
+            sources.prefetch(wanted, b"M")
         following = []
         for ref in frontier:
             for entry in project.bases(ref):
@@ -221,6 +214,9 @@ def _prefetch_ancestors(project: Project, sources: _Sources, refs: list[ClassRef
                     seen.add(entry)
                     following.append(entry)
         frontier = following
+
+
+_MAX_PREFETCH_STEPS = 64
 
 
 def search_roots(audited_roots: list[str]) -> list[str]:
@@ -278,7 +274,7 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
 def _check(
     discovered: Discovered, sources: _Sources, result: AuditResult, roots: list[str], parse_all: bool
 ) -> None:
-    project = Project(roots, sources.summary)
+    project = Project(roots, sources.summary, sources.summarised, sources.read)
     modules = {name: path for path, name in discovered.files.items()}
 
     candidates: list[ClassRef] = []

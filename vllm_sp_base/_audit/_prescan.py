@@ -25,6 +25,7 @@ _WORD_BEFORE = re.compile(rb"(\w+)[ \t]*$")
 _COMMENT = re.compile(rb"#[^\n]*")
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
 _IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
+_OPENERS = re.compile(rb"[(\[{]")
 
 
 @dataclass(slots=True)
@@ -45,6 +46,9 @@ class FileScan:
 
 
 def _matching_paren(text: bytes, start: int, limit: int = 4000) -> int:
+    close = text.find(b")", start + 1, start + limit)
+    if close > 0 and not _OPENERS.search(text, start + 1, close):
+        return close  # no nesting: the usual class header or short signature
     depth = 0
     end = min(len(text), start + limit)
     for i in range(start, end):
@@ -59,7 +63,9 @@ def _matching_paren(text: bytes, start: int, limit: int = 4000) -> int:
 
 
 def _split_bases(inner: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    inner = _COMMENT.sub(b"", inner)
+    inner = _COMMENT.sub(b"", inner) if b"#" in inner else inner
+    if not _OPENERS.search(inner):
+        return _bases_of(inner.split(b","))
     parts: list[bytes] = []
     depth = 0
     current = bytearray()
@@ -75,6 +81,10 @@ def _split_bases(inner: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
         else:
             current += ch
     parts.append(bytes(current))
+    return _bases_of(parts)
+
+
+def _bases_of(parts: list[bytes]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     bases: list[str] = []
     dotted: list[str] = []
     for part in parts:

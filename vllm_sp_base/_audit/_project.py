@@ -8,6 +8,7 @@ installed one of the same name. Nothing is imported or executed.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -35,9 +36,14 @@ class Opaque:
     text: str
 
 
+class _Pending(Exception):
+    """Resolution reached a module that is not loaded while only collecting."""
+
+
 Target = ClassRef | ModuleRef
 MroEntry = ClassRef | Opaque
 _MAX_DEPTH = 40
+_STAR_IMPORT = re.compile(rb"import\s*\*")
 
 
 class Project:
@@ -45,15 +51,25 @@ class Project:
         self,
         roots: list[str],
         load: Callable[[str, bool], ModuleInfo | None],
+        ready: Callable[[str], bool] = lambda path: False,
+        text: Callable[[str], bytes | None] = lambda path: None,
     ) -> None:
         """``load(path, is_package)`` returns a module's summary, or None when it
-        cannot be read or parsed (the caller records why)."""
+        cannot be read or parsed (the caller records why); ``ready(path)`` says
+        whether loading it is cheap (already summarised); ``text(path)`` gives a
+        file's bytes, so star imports that cannot bind a name are not parsed."""
         self.roots = roots
         self._load = load
+        self._ready = ready
+        self._text = text
         self._top_root: dict[str, str | None] = {}
         self._files: dict[str, tuple[str, bool] | None] = {}
         self._modules: dict[str, ModuleInfo | None] = {}
         self._mro: dict[ClassRef, list[MroEntry]] = {}
+        #: When a set, modules not loaded yet are not loaded: resolving a base
+        #: stops at the first such module, whose file is collected here for a
+        #: parallel prefetch.
+        self.pending: set[str] | None = None
 
     # Modules -----------------------------------------------------------
     def _root_of(self, top: str) -> str | None:
@@ -87,6 +103,9 @@ class Project:
     def module(self, module: str) -> ModuleInfo | None:
         if module not in self._modules:
             located = self.module_file(module)
+            if self.pending is not None and located and located[0] and not self._ready(located[0]):
+                self.pending.add(located[0])
+                raise _Pending(module)
             info = None
             if located is not None:
                 path, is_package = located
@@ -132,7 +151,10 @@ class Project:
         if name in info.aliases:
             return self.resolve(module, info.aliases[name], depth + 1)
         for star in info.star_imports:
-            found = self.lookup(self.absolute(module, info.is_package, star), name, depth + 1)
+            target = self.absolute(module, info.is_package, star)
+            if not self._may_bind(target, name):
+                continue
+            found = self.lookup(target, name, depth + 1)
             if found is not None:
                 return found
         if info.is_package and self.module_file(f"{module}.{name}") is not None:
@@ -142,6 +164,16 @@ class Project:
         if name in info.fallback_aliases:
             return self.resolve(module, info.fallback_aliases[name], depth + 1)
         return None
+
+    def _may_bind(self, module: str, name: str) -> bool:
+        """False only when ``module``'s source cannot bind ``name``: a static
+        binding spells the identifier out, unless it comes through ``import *``.
+        Saves parsing a package's whole star-import fan-out (transformers)."""
+        located = self.module_file(module)
+        data = self._text(located[0]) if located is not None and located[0] else None
+        if data is None:
+            return True
+        return name.encode() in data or _STAR_IMPORT.search(data) is not None
 
     def resolve(self, module: str, dotted_name: str, depth: int = 0) -> Target | None:
         """What ``dotted_name``, written in ``module``, refers to."""
@@ -169,7 +201,10 @@ class Project:
                 continue
             if base in ("object", "builtins.object"):
                 continue
-            target = self.resolve(ref.module, base)
+            try:
+                target = self.resolve(ref.module, base)
+            except _Pending:
+                target = None
             out.append(target if isinstance(target, ClassRef) else Opaque(base))
         return out
 

@@ -1,0 +1,60 @@
+"""Whole-program resolution details that decide speed, never findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vllm_sp_base._audit._model import ModuleInfo
+from vllm_sp_base._audit._project import ClassRef, Project
+from vllm_sp_base._audit._summarize import summarize
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _project(root: Path, parsed: list[str], prune: bool) -> Project:
+    def load(path: str, is_package: bool) -> ModuleInfo | None:
+        parsed.append(Path(path).relative_to(root).as_posix())
+        return summarize(Path(path).read_bytes(), path, is_package)
+
+    text = (lambda path: Path(path).read_bytes()) if prune else (lambda path: None)
+    return Project([str(root)], load, text=text)
+
+
+STAR_FAN_OUT = {
+    "zoo/__init__.py": "from .alpha import *\nfrom .beta import *\nfrom .gamma import *\n",
+    "zoo/alpha/__init__.py": "from .config import *\nfrom .model import *\n",
+    "zoo/alpha/config.py": "class AlphaConfig:\n    pass\n",
+    "zoo/alpha/model.py": "class AlphaModel:\n    pass\n" + "x = 1\n" * 50,
+    "zoo/beta.py": "class Wanted:\n    pass\n",
+    "zoo/gamma.py": "class Wanted:\n    pass  # shadowed: star imports bind in order\n",
+}
+
+
+def test_star_imports_that_cannot_bind_the_name_are_not_parsed(tmp_path: Path) -> None:
+    _tree(tmp_path, STAR_FAN_OUT)
+    pruned: list[str] = []
+    everything: list[str] = []
+    found = _project(tmp_path, pruned, prune=True).lookup("zoo", "Wanted")
+    assert found == _project(tmp_path, everything, prune=False).lookup("zoo", "Wanted")
+    assert found == ClassRef("zoo.beta", "Wanted")
+    assert "zoo/alpha/model.py" in everything and "zoo/alpha/config.py" in everything
+    # alpha/__init__ star-imports, so it is read; its leaves do not spell the name.
+    assert pruned == ["zoo/__init__.py", "zoo/alpha/__init__.py", "zoo/beta.py"]
+
+
+def test_collecting_mode_stops_at_the_first_module_not_loaded(tmp_path: Path) -> None:
+    _tree(tmp_path, {**STAR_FAN_OUT, "app.py": "from zoo import Wanted\nclass App(Wanted):\n    pass\n"})
+    parsed: list[str] = []
+    project = _project(tmp_path, parsed, prune=True)
+    project.module("app")
+    project.pending = set()
+    project.bases(ClassRef("app", "App"))
+    assert project.pending == {str(tmp_path / "zoo/__init__.py")}
+    project.pending = None
+    assert parsed == ["app.py"]
+    assert project.bases(ClassRef("app", "App")) == [ClassRef("zoo.beta", "Wanted")]
