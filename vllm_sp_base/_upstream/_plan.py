@@ -206,7 +206,8 @@ def _rederivation_lines(tree: ast.Module) -> list[tuple[int, str]]:
 def _plan_gate(analysis: _Analysis) -> None:
     """Add ``ParallelConfig.use_sequence_parallel`` after ``use_sequence_parallel_moe``."""
     plan = analysis.plan
-    data = analysis._read(os.path.join(analysis.root, *CONFIG_PATH.split("/")))
+    path = os.path.join(analysis.root, *CONFIG_PATH.split("/"))
+    data = analysis._read(path) if os.path.isfile(path) else None  # absent: named as missing
     try:
         tree = ast.parse(data) if data is not None else None
     except SyntaxError as error:
