@@ -36,7 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     audit_cli.add_arguments(audit)
     audit.set_defaults(run=audit_cli.run)
     upstream = commands.add_parser(
-        "upstream", help="rewrite a vLLM source tree to adopt the contract (dry run by default)"
+        "upstream",
+        help="rewrite a vLLM source tree to adopt the contract (dry run by default)",
+        description="Write the vLLM patch that adopts the contract: the mixin on every root "
+        "class reading the flags, ParallelConfig.use_sequence_parallel replacing hand "
+        "re-derivations, redundant self.<flag> = False removed. Dry run unless --write or "
+        "--out. Exit 0 done, 1 something was not found or not rewritten (named on stderr), "
+        "2 bad input.",
     )
     upstream_cli.add_arguments(upstream)
     upstream.set_defaults(run=upstream_cli.run)
