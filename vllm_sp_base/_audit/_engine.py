@@ -32,7 +32,7 @@ class AuditResult:
     suppressed: int = 0
 
 
-class _Sources:
+class Sources:
     """File bytes, parsed summaries and pre-scans, each through the cache."""
 
     def __init__(self, cache: Cache, result: AuditResult, audited: set[str]) -> None:
@@ -190,7 +190,7 @@ class _Workers:
             self._pool = None
 
 
-def _prefetch_ancestors(project: Project, sources: _Sources, refs: list[ClassRef]) -> None:
+def _prefetch_ancestors(project: Project, sources: Sources, refs: list[ClassRef]) -> None:
     """Summarise the modules the candidates' MROs need on every core, a
     resolution step at a time, instead of one by one as the MROs are resolved."""
     seen = set(refs)
@@ -224,7 +224,7 @@ def search_roots(audited_roots: list[str]) -> list[str]:
     return audited_roots + [os.path.abspath(p) for p in extra]
 
 
-def _run_key(discovered: Discovered, sources: _Sources, roots: list[str], parse_all: bool) -> bytes:
+def _run_key(discovered: Discovered, sources: Sources, roots: list[str], parse_all: bool) -> bytes:
     digest = hashlib.blake2b(digest_size=20)
     digest.update(f"{__version__}|{parse_all}|{MAX_FILE_BYTES}|{sys.version_info[:2]}".encode())
     for root in roots:
@@ -253,7 +253,7 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
     result = AuditResult(files=len(discovered.files))
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
-    sources = _Sources(cache, result, audited)
+    sources = Sources(cache, result, audited)
     for path in discovered.files:
         sources.read(path)
     roots = search_roots(discovered.roots)
@@ -272,7 +272,7 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
 
 
 def _check(
-    discovered: Discovered, sources: _Sources, result: AuditResult, roots: list[str], parse_all: bool
+    discovered: Discovered, sources: Sources, result: AuditResult, roots: list[str], parse_all: bool
 ) -> None:
     project = Project(roots, sources.summary, sources.summarised, sources.read)
     modules = {name: path for path, name in discovered.files.items()}

@@ -14,11 +14,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Final
 
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._engine import AuditResult, Sources
 from vllm_sp_base._audit._files import discover
-from vllm_sp_base._audit._model import ClassInfo, ModuleInfo
+from vllm_sp_base._audit._model import ClassInfo
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
-from vllm_sp_base._audit._summarize import summarize
 from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
 from vllm_sp_base._plugin import ANCHORS
 from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, MIXIN
@@ -87,36 +88,24 @@ class Plan:
 
 
 class _Analysis:
-    def __init__(self, root: str) -> None:
+    """The audit's source reader and resolution, over the given tree only."""
+
+    def __init__(self, root: str, files: set[str]) -> None:
         self.plan = Plan(root)
         self.root = root
-        self.project = Project([root], self._load)
+        self.found = AuditResult()  # collects why a file could not be read or parsed
+        self.sources = Sources(Cache(None, False), self.found, files)
+        self.project = Project([root], self.sources.summary, text=self.sources.read)
+        self._trees: dict[str, ast.Module] = {}
 
     def relpath(self, path: str) -> str:
         return os.path.relpath(path, self.root).replace(os.sep, "/")
 
-    def _read(self, path: str) -> bytes | None:
-        rel = self.relpath(path)
-        if rel not in self.plan.texts:
-            try:
-                with open(path, "rb") as handle:
-                    self.plan.texts[rel] = handle.read()
-            except OSError as error:
-                self.plan.problems.append((rel, f"cannot read: {error.strerror or error}"))
-                return None
-        return self.plan.texts[rel]
-
-    def _load(self, path: str, is_package: bool) -> ModuleInfo | None:
-        data = self._read(path)
-        if data is None:
-            return None
-        try:
-            return summarize(data, path, is_package)
-        except (SyntaxError, ValueError, RecursionError) as error:
-            line = getattr(error, "lineno", None)
-            where = f" (line {line})" if line else ""
-            self.plan.problems.append((self.relpath(path), f"does not parse{where}: {error}"))
-            return None
+    def tree(self, path: str) -> ast.Module:
+        """The AST of a file that summarised cleanly, parsed once."""
+        if path not in self._trees:
+            self._trees[path] = ast.parse(self.sources.texts[path])
+        return self._trees[path]
 
     def info(self, entry: MroEntry) -> ClassInfo | None:
         return self.project.class_info(entry) if isinstance(entry, ClassRef) else None
@@ -138,24 +127,24 @@ def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
 
 def analyse(root: str) -> Plan:
     """What the patch changes in the vLLM tree under ``root`` (the directory holding ``vllm/``)."""
-    analysis = _Analysis(root)
+    discovered = discover([os.path.join(root, "vllm")])
+    analysis = _Analysis(root, set(discovered.files))
     plan = analysis.plan
     project = analysis.project
-    discovered = discover([os.path.join(root, "vllm")])
-    plan.problems += [(analysis.relpath(p), why) for p, why in discovered.problems]
 
     classes: list[ClassRef] = []
     for path, module in discovered.files.items():
-        data = analysis._read(path)
+        data = analysis.sources.read(path)
         if data is None or _FLAG_TEXT not in data:
             continue
         info = project.module(module)
-        if info is not None and all(marker in data for marker in _REDERIVATION_TEXT):
-            lines = _rederivation_lines(ast.parse(data))
+        if info is None:
+            continue
+        if all(marker in data for marker in _REDERIVATION_TEXT):
+            lines = _rederivation_lines(analysis.tree(path))
             if lines:
                 plan.file(analysis.relpath(path)).rederivations = lines
-        if info is not None:
-            classes += [ClassRef(module, name) for name in info.classes]
+        classes += [ClassRef(module, name) for name in info.classes]
 
     targets = _mixin_targets(analysis, classes)
     for ref in targets:
@@ -169,6 +158,12 @@ def analyse(root: str) -> Plan:
     _plan_gate(analysis)
     _check_expectations(analysis, targets)
     plan.edits = {path: edits for path, edits in sorted(plan.edits.items()) if edits.count()}
+    plan.texts = {
+        rel: analysis.sources.texts[os.path.join(root, *rel.split("/"))] for rel in plan.edits
+    }
+    plan.problems = [
+        (analysis.relpath(path), why) for path, why in [*discovered.problems, *analysis.found.diagnostics]
+    ]
     return plan
 
 
@@ -207,12 +202,9 @@ def _plan_gate(analysis: _Analysis) -> None:
     """Add ``ParallelConfig.use_sequence_parallel`` after ``use_sequence_parallel_moe``."""
     plan = analysis.plan
     path = os.path.join(analysis.root, *CONFIG_PATH.split("/"))
-    data = analysis._read(path) if os.path.isfile(path) else None  # absent: named as missing
-    try:
-        tree = ast.parse(data) if data is not None else None
-    except SyntaxError as error:
-        plan.problems.append((CONFIG_PATH, f"does not parse (line {error.lineno}): {error.msg}"))
-        tree = None
+    config_module = CONFIG_PATH[: -len(".py")].replace("/", ".")
+    # Absent or unparsable: named as missing (and, if unparsable, as a problem).
+    tree = analysis.tree(path) if analysis.project.module(config_module) is not None else None
     config = next(
         (n for n in (tree.body if tree else []) if isinstance(n, ast.ClassDef) and n.name == CONFIG_CLASS),
         None,
@@ -226,10 +218,14 @@ def _plan_gate(analysis: _Analysis) -> None:
         plan.file(CONFIG_PATH).gate = methods[MOE_GATE]
 
 
-def _relpath_of(analysis: _Analysis, ref: ClassRef) -> str:
+def _path_of(analysis: _Analysis, ref: ClassRef) -> str:
     located = analysis.project.module_file(ref.module)
     assert located is not None
-    return analysis.relpath(located[0])
+    return located[0]
+
+
+def _relpath_of(analysis: _Analysis, ref: ClassRef) -> str:
+    return analysis.relpath(_path_of(analysis, ref))
 
 
 def _mixin_targets(analysis: _Analysis, classes: list[ClassRef]) -> set[ClassRef]:
@@ -282,13 +278,13 @@ def _flag_of(target: ast.expr, self_name: str) -> str | None:
     return None
 
 
-def _false_assignments(source: bytes, class_name: str) -> list[tuple[str, int, int]]:
+def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int, int]]:
     """(flag, line, how many times ``__init__`` assigns it) for each top-level
     ``self.<flag> = False`` of ``class_name.__init__``."""
     init = next(
         (
             item
-            for node in ast.parse(source).body
+            for node in tree.body
             if isinstance(node, ast.ClassDef) and node.name == class_name
             for item in node.body
             if isinstance(item, ast.FunctionDef) and item.name == "__init__" and item.args.args
@@ -325,9 +321,6 @@ def _redundant_assignments(
     init = cls.methods.get("__init__") if cls is not None else None
     if cls is None or init is None or not (set(init.sets) & FLAGS):
         return []
-    data = analysis.plan.texts.get(_relpath_of(analysis, ref))
-    if data is None:
-        return []
     project = analysis.project
     mro = project.mro(ref)
     infos = [analysis.info(e) for e in mro]
@@ -349,7 +342,7 @@ def _redundant_assignments(
                 todo.append(helper)
     return [
         Redundant(ref.name, flag, line)
-        for flag, line, count in _false_assignments(data, ref.name)
+        for flag, line, count in _false_assignments(analysis.tree(_path_of(analysis, ref)), ref.name)
         if count == 1
         and flag not in set_by_others
         and _default_comes_from_mixin(analysis, mro, flag, targets)
