@@ -18,6 +18,40 @@ class Example:
     expect: tuple[tuple[str, str, str], ...] = ()  # (class, attribute, severity)
 
 
+def resolve_in_mro(
+    mro: list[ClassRef | Opaque], infos: list[ClassInfo | None], name: str
+) -> tuple[int, Method] | None:
+    """The MRO index and method ``self.<name>`` finds; None past unknown code."""
+    for i, info in enumerate(infos):
+        if info is not None and name in info.methods:
+            return i, info.methods[name]
+        if isinstance(mro[i], Opaque):
+            return None
+    return None
+
+
+def reach_self_calls(
+    mro: list[ClassRef | Opaque],
+    infos: list[ClassInfo | None],
+    starts: Iterable[tuple[int, Method]],
+    unconditional: bool,
+) -> dict[str, tuple[int, Method]]:
+    """Methods (other than ``__init__``) reached from ``starts`` through
+    ``self.<method>()`` calls; only unconditional calls if ``unconditional``."""
+    seen: dict[str, tuple[int, Method]] = {}
+    todo = list(starts)
+    while todo:
+        _, method = todo.pop()
+        for name, conditional in method.self_calls:
+            if (unconditional and conditional) or name in seen:
+                continue
+            found = resolve_in_mro(mro, infos, name)
+            if found is not None and found[1].name != "__init__":
+                seen[name] = found
+                todo.append(found)
+    return seen
+
+
 class SkippedInitRead:
     """A class writes its own ``__init__`` and does not run a parent's
     (``nn.Module.__init__(self)``, ``super(Parent, self).__init__()``, no call at
@@ -141,26 +175,10 @@ class SkippedInitRead:
             return []
 
         def resolve_method(name: str) -> tuple[int, Method] | None:
-            for i, info in enumerate(infos):
-                if info is not None and name in info.methods:
-                    return i, info.methods[name]
-                if isinstance(mro[i], Opaque):
-                    return None
-            return None
+            return resolve_in_mro(mro, infos, name)
 
         def reach(starts: Iterable[tuple[int, Method]], unconditional: bool) -> dict[str, tuple[int, Method]]:
-            seen: dict[str, tuple[int, Method]] = {}
-            todo = list(starts)
-            while todo:
-                _, method = todo.pop()
-                for name, conditional in method.self_calls:
-                    if (unconditional and conditional) or name in seen:
-                        continue
-                    found = resolve_method(name)
-                    if found is not None and found[1].name != "__init__":
-                        seen[name] = found
-                        todo.append(found)
-            return seen
+            return reach_self_calls(mro, infos, starts, unconditional)
 
         run_inits = [(i, infos[i].methods["__init__"]) for i in executed if infos[i] is not None]  # type: ignore[union-attr]
         skipped_inits = [(i, infos[i].methods["__init__"]) for i in skipped]  # type: ignore[union-attr]

@@ -101,7 +101,6 @@ class _Rewriter(cst.CSTTransformer):
         self.init_body: set[int] = set()  # ids of the statements of a top-level __init__ body
         self.mixin_bound_elsewhere = False
         self.has_import = False
-        self.added_mixin = 0
 
     # Module level --------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -120,7 +119,7 @@ class _Rewriter(cst.CSTTransformer):
                         self.mixin_bound_elsewhere |= not from_contract
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        if not self.added_mixin or self.has_import:
+        if not self.result.done["mixin"] or self.has_import:
             return updated_node
         body = list(updated_node.body)
         index = _import_position(body)
@@ -168,7 +167,6 @@ class _Rewriter(cst.CSTTransformer):
             else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         )
         mixin = cst.Arg(cst.Name(MIXIN), comma=comma if bases else cst.MaybeSentinel.DEFAULT)
-        self.added_mixin += 1
         self.result.done["mixin"] += 1
         return node.with_changes(bases=[mixin, *bases])
 

@@ -19,7 +19,7 @@ from vllm_sp_base._audit._engine import AuditResult, Sources
 from vllm_sp_base._audit._files import discover
 from vllm_sp_base._audit._model import ClassInfo
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
-from vllm_sp_base._audit._rule import SkippedInitRead
+from vllm_sp_base._audit._rule import SkippedInitRead, reach_self_calls
 from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
 from vllm_sp_base._plugin import ANCHORS
 from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, MIXIN
@@ -77,7 +77,6 @@ class FileEdits:
 
 @dataclass
 class Plan:
-    root: str
     texts: dict[str, bytes] = field(default_factory=dict)  # relpath -> bytes, files read
     edits: dict[str, FileEdits] = field(default_factory=dict)  # relpath -> edits
     problems: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason)
@@ -91,7 +90,7 @@ class _Analysis:
     """The audit's source reader and resolution, over the given tree only."""
 
     def __init__(self, root: str, files: set[str]) -> None:
-        self.plan = Plan(root)
+        self.plan = Plan()
         self.root = root
         self.found = AuditResult()  # collects why a file could not be read or parsed
         self.sources = Sources(Cache(None, False), self.found, files)
@@ -325,21 +324,12 @@ def _redundant_assignments(
     mro = project.mro(ref)
     infos = [analysis.info(e) for e in mro]
     executed, _ = SkippedInitRead(project, lambda _: True).construct(mro, infos)
-    set_by_others: set[str] = set()
-    for index in executed - {0}:
-        other = infos[index]
-        if other is not None:
-            set_by_others |= set(other.methods["__init__"].sets)
-    # Helpers __init__ calls on self may set it too (methods of unresolved bases,
-    # nn.Module's, do not set model flags).
-    todo, seen = [init], {"__init__"}
-    while todo:
-        for name, _conditional in todo.pop().self_calls:
-            helper = next((i.methods[name] for i in infos if i is not None and name in i.methods), None)
-            if helper is not None and name not in seen:
-                seen.add(name)
-                set_by_others |= set(helper.sets)
-                todo.append(helper)
+    run_inits = [(i, info.methods["__init__"]) for i in executed if (info := infos[i]) is not None]
+    # What construction sets besides this __init__'s own lines: the other
+    # __init__ it runs, and every helper any of them calls on self.
+    others = [m for i, m in run_inits if i != 0]
+    others += [m for _, m in reach_self_calls(mro, infos, run_inits, False).values()]
+    set_by_others = {attr for method in others for attr in method.sets}
     return [
         Redundant(ref.name, flag, line)
         for flag, line, count in _false_assignments(analysis.tree(_path_of(analysis, ref)), ref.name)
