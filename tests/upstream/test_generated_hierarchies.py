@@ -103,6 +103,9 @@ def _reads_in_mro(specs: list[Spec], i: int | None) -> bool:
 # A class-level True between the mixin and the subclass wins over the mixin's False.
 @example(specs=[Spec(None, None, None, True), Spec(0, None, None, False, True),
                 Spec(1, "skip", "False", False)])
+# A subclass (in another module) with a class-level True runs the parent's
+# __init__, whose False is then no default: it stays.
+@example(specs=[Spec(None, "super", "False", True), Spec(0, None, None, False, True)])
 def test_rewrite_keeps_values_and_fills_missing_ones(specs: list[Spec], tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
     root: Path = tmp_path_factory.mktemp("gen")
     for package in ("vllm", "vllm/models", "vllm/models/common"):

@@ -18,10 +18,16 @@ from dataclasses import dataclass
 _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\[[^\]\n]*\])?[ \t]*([(:])")
 _INIT = re.compile(rb"__init__[ \t]*\(")
 _DEF_PREFIX = re.compile(rb"[ \t]*(?:async[ \t]+)?def[ \t]+")
-_AS = re.compile(rb" as[ \t]+(\w+)")
-_ASSIGN = re.compile(rb" = ([\w.]+)[ \t]*(?:#[^\n]*)?\n")
-_LHS = re.compile(rb"[ \t]*(\w+)[ \t]*(?::[^=\n]*)?$")
-_WORD_BEFORE = re.compile(rb"(\w+)[ \t]*$")
+# ``Alias = Original`` binds a module name only at module level: on a line of
+# its own at column 0, or indented inside a top-level ``if``/``try``/... block.
+_ASSIGNMENT = rb"(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?(?=\r?\n|\Z)"
+_FIRST_LINE_ASSIGN = re.compile(_ASSIGNMENT)
+_TOP_ASSIGN = re.compile(rb"\n" + _ASSIGNMENT)
+_NESTED_ASSIGN = re.compile(rb"\n[ \t]+" + _ASSIGNMENT)
+_COMPOUND = rb"(?:if|elif|else|try|except|finally|with|for|while|async|match)\b"
+_FIRST_LINE_BLOCK = re.compile(_COMPOUND)
+_TOP_BLOCK = re.compile(rb"\n" + _COMPOUND)
+_TOP_STATEMENT = re.compile(rb"\n[^ \t\f\r\n#]")
 _COMMENT = re.compile(rb"#[^\n]*")
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
 _IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
@@ -130,26 +136,34 @@ def _scan_init(text: bytes, match: re.Match[bytes], indent: int, cls: ClassScan)
         cls.init_chains = _chains(same_line, cls)
         cls.init_sets = b"self" in same_line
         return
-    body_indent = -1
-    position = line_end + 1
-    while position < len(text):
-        end = text.find(b"\n", position)
-        if end < 0:
-            end = len(text)
-        line = text[position:end]
+    end = _dedent_after(indent).search(text, line_end)
+    body = text[line_end + 1 : end.start() if end is not None else len(text)]
+    cls.init_sets = b"self" in body and _SETS_SELF.search(body) is not None
+    first = _FIRST_STATEMENT.search(body)
+    if first is None:
+        return
+    body_indent = len(first.group(1))
+    position = body.find(b"__init__")
+    while position >= 0 and not cls.init_chains:
+        begin = body.rfind(b"\n", 0, position) + 1
+        stop = body.find(b"\n", position)
+        line = body[begin : stop if stop >= 0 else len(body)]
         stripped = line.lstrip()
-        position = end + 1
-        if not stripped or stripped.startswith(b"#"):
-            continue
-        current = len(line) - len(stripped)
-        if current <= indent:
-            break
-        if body_indent < 0:
-            body_indent = current
-        if current == body_indent and not cls.init_chains and _chains(stripped, cls):
+        if len(line) - len(stripped) == body_indent and _chains(stripped, cls):
             cls.init_chains = True
-        if not cls.init_sets and b"self" in stripped and _SETS_SELF.search(stripped):
-            cls.init_sets = True
+        position = body.find(b"__init__", position + 8)
+
+
+_FIRST_STATEMENT = re.compile(rb"^([ \t\f]*)[^ \t\f\r\n#]", re.MULTILINE)
+_DEDENTS: dict[int, re.Pattern[bytes]] = {}
+
+
+def _dedent_after(indent: int) -> re.Pattern[bytes]:
+    """The next statement line indented no deeper than ``indent``: where a body ends."""
+    pattern = _DEDENTS.get(indent)
+    if pattern is None:
+        pattern = _DEDENTS[indent] = re.compile(rb"\n[ \t\f]{0,%d}[^ \t\f\r\n#]" % indent)
+    return pattern
 
 
 def _chains(statement: bytes, cls: ClassScan) -> bool:
@@ -161,6 +175,25 @@ def _chains(statement: bytes, cls: ClassScan) -> bool:
     if match is not None and len(cls.bases) == 1:
         return match.group(1).rsplit(b".", 1)[-1].decode() == cls.bases[0]
     return False
+
+
+def _module_level_aliases(text: bytes) -> list[tuple[str, str]]:
+    found = [m for m in _TOP_ASSIGN.finditer(text)]
+    first = _FIRST_LINE_ASSIGN.match(text)
+    if first is not None:
+        found.append(first)
+    blocks = [m.start() + 1 for m in _TOP_BLOCK.finditer(text)]
+    if _FIRST_LINE_BLOCK.match(text):
+        blocks.append(0)
+    for start in blocks:
+        end = _TOP_STATEMENT.search(text, start + 1)
+        found += _NESTED_ASSIGN.finditer(text, start, end.start() if end is not None else len(text))
+    aliases = []
+    for match in found:
+        original = match.group(2).rsplit(b".", 1)[-1]
+        if original != match.group(1):
+            aliases.append((match.group(1).decode(), original.decode()))
+    return aliases
 
 
 def _line_start(text: bytes, offset: int) -> int:
@@ -197,24 +230,17 @@ def scan(text: bytes) -> FileScan:
                     owner = info
             if owner is not None and not owner.has_init:
                 _scan_init(text, match, indent, owner)
-    aliases: list[tuple[str, str]] = []
-    for match in _AS.finditer(text):
-        before = _WORD_BEFORE.search(text, _line_start(text, match.start()), match.start())
-        if before is not None:
-            aliases.append((match.group(1).decode(), before.group(1).decode()))
-    for match in _ASSIGN.finditer(text):
-        lhs = _LHS.fullmatch(text, _line_start(text, match.start()), match.start())
-        if lhs is not None:
-            original = match.group(1).rsplit(b".", 1)[-1]
-            if original != lhs.group(1):
-                aliases.append((lhs.group(1).decode(), original.decode()))
+    aliases = _module_level_aliases(text)
     imported: list[tuple[str, str]] = []
     for match in _FROM_IMPORT.finditer(text):
-        if text[_line_start(text, match.start()) : match.start()].strip():
-            continue
+        names = _IMPORTED_NAME.finditer(_COMMENT.sub(b"", match.group(2)).strip(b"()"))
+        at_top = not text[_line_start(text, match.start()) : match.start()].strip()
         module = match.group(1).decode()
-        for name in _IMPORTED_NAME.finditer(_COMMENT.sub(b"", match.group(2)).strip(b"()")):
-            imported.append(((name.group(2) or name.group(1)).decode(), module))
+        for name in names:
+            if name.group(2) and name.group(2) != name.group(1):
+                aliases.append((name.group(2).decode(), name.group(1).decode()))
+            if at_top:
+                imported.append(((name.group(2) or name.group(1)).decode(), module))
     return FileScan([c for _, _, c in classes], aliases, imported)
 
 

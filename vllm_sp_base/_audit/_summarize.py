@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from vllm_sp_base._audit._model import (
     ClassInfo,
@@ -35,8 +36,35 @@ def _is_type_checking(test: ast.expr) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
+# Nodes below which no self attribute, call or branch can sit.
+_LEAVES = frozenset(
+    {ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue}
+)
+
+
 class _MethodVisitor(ast.NodeVisitor):
-    """Collects self-attribute reads, sets, self-calls and init calls of one method."""
+    """Collects self-attribute reads, sets, self-calls and init calls of one method.
+
+    ``visit`` dispatches through a table built once per class, and the generic
+    walk skips leaves: ``ast.NodeVisitor``'s own lookup per node was half of the
+    audit's parse time."""
+
+    def visit(self, node: ast.AST) -> None:
+        handler = _DISPATCH.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        elif type(node) not in _LEAVES:
+            self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     def __init__(self, method: Method, self_name: str, class_name: str) -> None:
         self.method = method
@@ -172,6 +200,13 @@ class _MethodVisitor(ast.NodeVisitor):
         if passes_self:
             return InitCall("explicit", dotted(owner), conditional, node.lineno)
         return None
+
+
+_DISPATCH: dict[type[ast.AST], Callable[[_MethodVisitor, Any], None]] = {
+    getattr(ast, name[len("visit_"):]): function
+    for name, function in vars(_MethodVisitor).items()
+    if name.startswith("visit_") and hasattr(ast, name[len("visit_"):])
+}
 
 
 def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str) -> Method | None:

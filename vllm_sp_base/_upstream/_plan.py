@@ -17,7 +17,7 @@ from typing import Final
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, Sources
 from vllm_sp_base._audit._files import discover
-from vllm_sp_base._audit._model import ClassInfo
+from vllm_sp_base._audit._model import ClassInfo, ModuleInfo
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
 from vllm_sp_base._audit._rule import SkippedInitRead, reach_self_calls
 from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
@@ -89,11 +89,12 @@ class Plan:
 class _Analysis:
     """The audit's source reader and resolution, over the given tree only."""
 
-    def __init__(self, root: str, files: set[str]) -> None:
+    def __init__(self, root: str, files: dict[str, str]) -> None:
         self.plan = Plan()
         self.root = root
+        self.files = files  # path -> module
         self.found = AuditResult()  # collects why a file could not be read or parsed
-        self.sources = Sources(Cache(None, False), self.found, files)
+        self.sources = Sources(Cache(None, False), self.found, set(files))
         self.project = Project([root], self.sources.summary, text=self.sources.read)
         self._trees: dict[str, ast.Module] = {}
 
@@ -127,7 +128,7 @@ def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
 def analyse(root: str) -> Plan:
     """What the patch changes in the vLLM tree under ``root`` (the directory holding ``vllm/``)."""
     discovered = discover([os.path.join(root, "vllm")])
-    analysis = _Analysis(root, set(discovered.files))
+    analysis = _Analysis(root, discovered.files)
     plan = analysis.plan
     project = analysis.project
 
@@ -330,13 +331,53 @@ def _redundant_assignments(
     others = [m for i, m in run_inits if i != 0]
     others += [m for _, m in reach_self_calls(mro, infos, run_inits, False).values()]
     set_by_others = {attr for method in others for attr in method.sets}
-    return [
+    found = [
         Redundant(ref.name, flag, line)
         for flag, line, count in _false_assignments(analysis.tree(_path_of(analysis, ref)), ref.name)
         if count == 1
         and flag not in set_by_others
         and _default_comes_from_mixin(analysis, mro, flag, targets)
     ]
+    if not found:
+        return found
+    # A subclass that runs this __init__ but has a class-level value of its own
+    # ahead of the mixin would see that value once the line is gone.
+    heirs = [project.mro(heir) for heir in _subclasses(analysis, ref)]
+    return [
+        r for r in found
+        if all(_default_comes_from_mixin(analysis, mro, r.flag, targets) for mro in heirs)
+    ]
+
+
+def _subclasses(analysis: _Analysis, ref: ClassRef) -> set[ClassRef]:
+    """Every class of the tree with ``ref`` in its MRO. A subclass names its base
+    (or an alias, or another subclass) in its file: only such files are parsed."""
+    names = {ref.name}
+    heirs: set[ClassRef] = set()
+    parsed: dict[str, ModuleInfo] = {}
+    grew = True
+    while grew:
+        grew = False
+        for path, module in analysis.files.items():
+            data = analysis.sources.read(path)
+            if path in parsed or data is None or not any(n.encode() in data for n in names):
+                continue
+            info = analysis.project.module(module)
+            if info is None:
+                continue
+            parsed[path] = info
+            for name in info.classes:
+                candidate = ClassRef(module, name)
+                if candidate != ref and ref in analysis.project.mro(candidate):
+                    heirs.add(candidate)
+                    grew |= name not in names
+                    names.add(name)
+        for info in parsed.values():
+            bound = [a for a, v in info.aliases.items() if v.rsplit(".", 1)[-1] in names]
+            bound += [local for local, imp in info.imports.items() if imp.name in names]
+            grew |= not names.issuperset(bound)
+            names.update(bound)
+    return heirs
 
 
 def _check_expectations(analysis: _Analysis, targets: set[ClassRef]) -> None:
