@@ -8,6 +8,7 @@ import multiprocessing as mp
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,14 @@ class AuditResult:
     files: int = 0
     parsed: int = 0
     suppressed: int = 0
+    # Wall seconds of each phase of this run (``bench/audit_speed.py`` prints
+    # them); empty when the whole-run cache answered.
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str, since: float) -> float:
+        now = time.perf_counter()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - since
+        return now
 
 
 class Sources:
@@ -269,6 +278,7 @@ def audit(paths: list[str], *, cache: Cache, parse_all: bool = False) -> AuditRe
 
 
 def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
+    start = time.perf_counter()
     discovered = discover(paths)
     result = AuditResult(files=len(discovered.files))
     result.diagnostics.extend(discovered.problems)
@@ -277,6 +287,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
     for path in discovered.files:
         sources.read(path)
     roots = search_roots(discovered.roots)
+    result.lap("discover and read", start)
     run_key = _run_key(discovered, sources, roots, parse_all)
     saved = cache.get_run(run_key)
     if saved is not None and _still_valid(saved):
@@ -286,7 +297,8 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
     finally:
         sources.workers.close()
     dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
-    cache.put_run(run_key, {"result": vars(result).copy(), "dependencies": dependencies})
+    kept = {k: v for k, v in vars(result).items() if k != "seconds"}
+    cache.put_run(run_key, {"result": kept, "dependencies": dependencies})
     cache.save()
     return result
 
@@ -298,6 +310,7 @@ def _check(
     modules = {name: path for path, name in discovered.files.items()}
 
     candidates: list[ClassRef] = []
+    start = time.perf_counter()
     if parse_all:
         sources.prefetch(list(discovered.files), b"M")
         for path, name in discovered.files.items():
@@ -308,10 +321,12 @@ def _check(
                     project.add_module(name, info)
             if info is not None:
                 candidates += [ClassRef(name, c) for c in info.classes]
+        start = result.lap("parse all", start)
     else:
         sources.prefetch(list(discovered.files), b"S")
         scans = {path: s for path in discovered.files if (s := sources.prescan(path)) is not None}
         names = candidate_names(scans.values(), {m.split('.', 1)[0] for m in discovered.files.values()})
+        start = result.lap("pre-scan", start)
         sources.prefetch(
             [p for p, fs in scans.items() if any(c.name in names for c in fs.classes)], b"M"
         )
@@ -322,8 +337,10 @@ def _check(
             info = project.module(name)
             if info is not None:
                 candidates += [ClassRef(name, c) for c in info.classes if c in names]
+        start = result.lap("candidates' modules", start)
 
     _prefetch_ancestors(project, sources, candidates)
+    start = result.lap("ancestors' modules", start)
     rule = SkippedInitRead(project, lambda module: module in modules)
     for ref in candidates:
         cls = project.class_info(ref)
@@ -333,3 +350,4 @@ def _check(
             continue
         result.findings += findings
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
+    result.lap("rule", start)
