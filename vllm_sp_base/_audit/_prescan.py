@@ -18,9 +18,11 @@ from dataclasses import dataclass
 _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\[[^\]\n]*\])?[ \t]*([(:])")
 _INIT = re.compile(rb"__init__[ \t]*\(")
 _DEF_PREFIX = re.compile(rb"[ \t]*(?:async[ \t]+)?def[ \t]+")
-# ``Alias = Original`` binds a module name only at module level: on a line of
-# its own at column 0, or indented inside a top-level ``if``/``try``/... block.
-_ASSIGNMENT = rb"(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?(?=\r?\n|\Z)"
+# ``Alias = Original`` (or ``= (Original)`` over lines) binds a module name only
+# at module level: at column 0, or indented inside a top-level ``if``/``try``/... block.
+_ASSIGNMENT = (
+    rb"(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*\(?\s*([\w.]+)\s*\)?[ \t]*(?:#[^\n]*)?(?=\r?\n|\Z)"
+)
 _FIRST_LINE_ASSIGN = re.compile(_ASSIGNMENT)
 _TOP_ASSIGN = re.compile(rb"\n" + _ASSIGNMENT)
 _NESTED_ASSIGN = re.compile(rb"\n[ \t]+" + _ASSIGNMENT)
