@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vllm_sp_base._audit._cache import Cache
@@ -47,6 +47,11 @@ class Spec:
     init: str | None  # None, "super", "skip", "grandparent", "super_of_parent"
     sets: tuple[str, ...]
     forward: bool  # defines forward reading what its own __init__ sets
+    spelling: str = "name"  # how the class names its base: "name" or an alias (SPELLINGS)
+
+
+# Module-level aliases the pre-scan must follow as the resolver does.
+SPELLINGS = ("name", "assign", "in_block", "parenthesised", "import_as")
 
 
 @st.composite
@@ -60,8 +65,23 @@ def hierarchies(draw: st.DrawFn) -> list[Spec]:
             init = "skip"
         sets = tuple(draw(st.lists(st.sampled_from(ATTRS), unique=True, max_size=2))) if init else ()
         specs.append(Spec(base, draw(st.booleans()) and base is not None, init, sets,
-                          draw(st.booleans()) and bool(sets)))
+                          draw(st.booleans()) and bool(sets), draw(st.sampled_from(SPELLINGS))))
     return specs
+
+
+def _alias_lines(i: int, spec: Spec, start: int) -> tuple[str, list[str]]:
+    """How class ``i`` spells its base, and the lines that bind that spelling."""
+    base = f"C{spec.base}"
+    alias = f"Alias{i}"
+    if spec.base is None or spec.spelling == "name":
+        return base, []
+    if spec.spelling == "import_as":
+        return (alias, [f"from m0 import {base} as {alias}"]) if spec.base < start else (base, [])
+    return alias, {
+        "assign": [f"{alias} = {base}"],
+        "in_block": ["if True:", f"    {alias} = {base}"],
+        "parenthesised": [f"{alias} = (", f"    {base}", ")"],
+    }[spec.spelling]
 
 
 def _source(specs: list[Spec], start: int, stop: int) -> str:
@@ -70,7 +90,9 @@ def _source(specs: list[Spec], start: int, stop: int) -> str:
         lines.insert(0, "from m0 import " + ", ".join(f"C{i}" for i in range(start)))
     for i in range(start, stop):
         spec = specs[i]
-        bases = ([f"Mixin"] if spec.mixin else []) + ([f"C{spec.base}"] if spec.base is not None else [])
+        spelled, binding = _alias_lines(i, spec, start)
+        lines += binding
+        bases = ([f"Mixin"] if spec.mixin else []) + ([spelled] if spec.base is not None else [])
         lines.append(f"class C{i}({', '.join(bases)}):" if bases else f"class C{i}:")
         lines.append("    marker = 0")
         if spec.init:
@@ -95,6 +117,9 @@ def _source(specs: list[Spec], start: int, stop: int) -> str:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(specs=hierarchies())
+# C2 inherits C1's skip through an alias: only the alias makes it a candidate.
+@example(specs=[Spec(None, False, "super", ("a",), True), Spec(0, False, "skip", (), False),
+                Spec(1, False, None, (), False, "assign")])
 def test_crashes_are_reported_and_errors_crash(specs: list[Spec], tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
     root: Path = tmp_path_factory.mktemp("gen")
     split = len(specs) // 2
