@@ -60,6 +60,13 @@ FILES = {
                 self.use_sequence_parallel = False
 
 
+        class SetsTwice(DeepseekV32DecoderLayer):
+            def __init__(self):
+                nn.Module.__init__(self)
+                setattr(self, "use_sequence_parallel", True)
+                self.use_sequence_parallel = False
+
+
         class OwnProperty(nn.Module):
             @property
             def use_sequence_parallel(self):
@@ -98,7 +105,8 @@ def test_plan_gives_the_mixin_to_roots_only_and_keeps_meaningful_assignments(tmp
     # Child inherits the mixin; OwnProperty has the name already.
     assert sorted(v32.mixin) == ["DeepseekV32DecoderLayer", "DeepseekV32Model"]
     # Note skips the parent's __init__: its False is the default. Overrides runs the
-    # parent's, which sets the flag, so its False is a real override and stays.
+    # parent's, which sets the flag, so its False is a real override and stays;
+    # so is SetsTwice's, which overrides its own setattr.
     assert [(r.cls, r.flag) for r in v32.redundant] == [("Note", "use_sequence_parallel")]
     assert plan.edits["vllm/config/parallel.py"].gate == 3
 
@@ -117,7 +125,7 @@ def test_dry_run_write_and_second_run(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 0
     text = (root / V32).read_text()
     assert "class DeepseekV32DecoderLayer(SequenceParallelDefaults, nn.Module):" in text
-    assert text.count("self.use_sequence_parallel = False") == 1  # Overrides keeps its own
+    assert text.count("self.use_sequence_parallel = False") == 2  # Overrides, SetsTwice keep theirs
     assert "return pc.use_sequence_parallel and moe\n" in (root / "vllm/models/gate_user.py").read_text()
     contract = root / "vllm/models/common/sequence_parallel_defaults.py"
     namespace: dict[str, object] = {}

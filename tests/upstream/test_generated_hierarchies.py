@@ -106,6 +106,8 @@ def _reads_in_mro(specs: list[Spec], i: int | None) -> bool:
 # A subclass (in another module) with a class-level True runs the parent's
 # __init__, whose False is then no default: it stays.
 @example(specs=[Spec(None, "super", "False", True), Spec(0, None, None, False, True)])
+# The parent's False goes, so the subclass's False is redundant in the same run.
+@example(specs=[Spec(None, "super", "False", True), Spec(0, "super", "False", False)])
 def test_rewrite_keeps_values_and_fills_missing_ones(specs: list[Spec], tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
     root: Path = tmp_path_factory.mktemp("gen")
     for package in ("vllm", "vllm/models", "vllm/models/common"):

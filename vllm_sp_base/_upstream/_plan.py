@@ -151,10 +151,20 @@ def analyse(root: str) -> Plan:
         cls = analysis.info(ref)
         assert cls is not None
         plan.file(_relpath_of(analysis, ref)).mixin[ref.name] = cls.line
-    for ref in classes:
-        found = _redundant_assignments(analysis, ref, targets)
-        if found:
-            plan.file(_relpath_of(analysis, ref)).redundant += found
+    # A False is redundant once every other __init__ the construction runs stops
+    # setting the flag, which may be because the patch removes their False too:
+    # decide to a fixed point, so that a second run finds nothing left to do.
+    removed: dict[ClassRef, list[Redundant]] = {}
+    grew = True
+    while grew:
+        grew = False
+        for ref in classes:
+            found = _redundant_assignments(analysis, ref, targets, removed)
+            if len(found) > len(removed.get(ref, [])):
+                removed[ref] = found
+                grew = True
+    for ref, found in removed.items():
+        plan.file(_relpath_of(analysis, ref)).redundant += found
     _plan_gate(analysis)
     _check_expectations(analysis, targets)
     plan.edits = {path: edits for path, edits in sorted(plan.edits.items()) if edits.count()}
@@ -279,8 +289,8 @@ def _flag_of(target: ast.expr, self_name: str) -> str | None:
 
 
 def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int, int]]:
-    """(flag, line, how many times ``__init__`` assigns it) for each top-level
-    ``self.<flag> = False`` of ``class_name.__init__``."""
+    """(flag, line, how many times ``__init__`` assigns it, ``setattr`` included)
+    for each top-level ``self.<flag> = False`` of ``class_name.__init__``."""
     init = next(
         (
             item
@@ -303,6 +313,17 @@ def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int
         for target in targets:
             if (flag := _flag_of(target, self_name)) is not None:
                 counts[flag] = counts.get(flag, 0) + 1
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Name)
+            and sub.func.id == "setattr"
+            and len(sub.args) >= 2
+            and isinstance(sub.args[0], ast.Name)
+            and sub.args[0].id == self_name
+            and isinstance(sub.args[1], ast.Constant)
+            and sub.args[1].value in FLAGS
+        ):
+            counts[sub.args[1].value] = counts.get(sub.args[1].value, 0) + 1
     return [
         (flag, stmt.lineno, counts[flag])
         for stmt in init.body
@@ -315,7 +336,7 @@ def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int
 
 
 def _redundant_assignments(
-    analysis: _Analysis, ref: ClassRef, targets: set[ClassRef]
+    analysis: _Analysis, ref: ClassRef, targets: set[ClassRef], removed: dict[ClassRef, list[Redundant]]
 ) -> list[Redundant]:
     cls = analysis.info(ref)
     init = cls.methods.get("__init__") if cls is not None else None
@@ -328,9 +349,14 @@ def _redundant_assignments(
     run_inits = [(i, info.methods["__init__"]) for i in executed if (info := infos[i]) is not None]
     # What construction sets besides this __init__'s own lines: the other
     # __init__ it runs, and every helper any of them calls on self.
-    others = [m for i, m in run_inits if i != 0]
-    others += [m for _, m in reach_self_calls(mro, infos, run_inits, False).values()]
-    set_by_others = {attr for method in others for attr in method.sets}
+    set_by_others: set[str] = set()
+    for i, method in run_inits:
+        owner = mro[i]
+        if i != 0:
+            gone = {r.flag for r in removed.get(owner, [])} if isinstance(owner, ClassRef) else set()
+            set_by_others |= set(method.sets) - gone
+    for _, helper in reach_self_calls(mro, infos, run_inits, False).values():
+        set_by_others |= set(helper.sets)
     found = [
         Redundant(ref.name, flag, line)
         for flag, line, count in _false_assignments(analysis.tree(_path_of(analysis, ref)), ref.name)
