@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit._prescan import scan
+from vllm_sp_base._audit._summarize import summarize
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 EXPECT = re.compile(r"#\s*expect:\s*(.+)$")
@@ -87,3 +90,21 @@ def test_each_phase_is_timed_and_a_whole_run_cache_hit_has_none(tmp_path: Path) 
     warm = audit([str(TREE)], cache=Cache(str(tmp_path), True))
     assert warm.seconds == {}
     assert got(warm) == got(cold)
+
+
+def test_summarising_and_scanning_leave_no_reference_cycles() -> None:
+    # The audit runs with the cyclic collector off: a cycle per file (a closure
+    # that calls itself, say) would keep every file's AST alive until the end.
+    gc.collect()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for path in sorted(TREE.rglob("*.py")):
+            data = path.read_bytes()
+            scan(data)
+            if path.name != "broken_syntax.py":
+                summarize(data, str(path), path.name == "__init__.py")
+        assert gc.collect() == 0
+    finally:
+        if collecting:
+            gc.enable()

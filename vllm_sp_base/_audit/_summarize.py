@@ -233,39 +233,44 @@ def _noqa(lines: list[str], line: int) -> tuple[str, ...] | None:
     return tuple(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else ()
 
 
+# Recursive helpers are module-level functions, not closures: a closure that
+# calls itself is a reference cycle, which would keep each file's AST alive
+# while the audit runs with the cyclic collector off.
+def _collect_class_body(
+    body: list[ast.stmt], class_name: str, attrs: set[str], methods: dict[str, Method]
+) -> None:
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            attrs.add(stmt.name)
+            method = _method(stmt, class_name)
+            if method is not None:
+                methods[stmt.name] = method
+        elif isinstance(stmt, ast.ClassDef):
+            attrs.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        attrs.add(name.id)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.value is not None:
+                attrs.add(stmt.target.id)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                attrs.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            _collect_class_body(stmt.body, class_name, attrs, methods)
+            _collect_class_body(stmt.orelse, class_name, attrs, methods)
+            if isinstance(stmt, ast.Try):
+                for handler in stmt.handlers:
+                    _collect_class_body(handler.body, class_name, attrs, methods)
+                _collect_class_body(stmt.finalbody, class_name, attrs, methods)
+
+
 def _class(node: ast.ClassDef, lines: list[str]) -> ClassInfo:
     attrs: set[str] = set()
     methods: dict[str, Method] = {}
-
-    def collect(body: list[ast.stmt]) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                attrs.add(stmt.name)
-                method = _method(stmt, node.name)
-                if method is not None:
-                    methods[stmt.name] = method
-            elif isinstance(stmt, ast.ClassDef):
-                attrs.add(stmt.name)
-            elif isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name):
-                            attrs.add(name.id)
-            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                if stmt.value is not None:
-                    attrs.add(stmt.target.id)
-            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                for alias in stmt.names:
-                    attrs.add((alias.asname or alias.name).split(".")[0])
-            elif isinstance(stmt, (ast.If, ast.Try)):
-                collect(stmt.body)
-                collect(stmt.orelse)
-                if isinstance(stmt, ast.Try):
-                    for handler in stmt.handlers:
-                        collect(handler.body)
-                    collect(stmt.finalbody)
-
-    collect(node.body)
+    _collect_class_body(node.body, node.name, attrs, methods)
     slots = [s for s in node.body if isinstance(s, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in s.targets)]
     for stmt in slots:
@@ -305,6 +310,54 @@ def _import(node: ast.Import) -> list[tuple[str, Import]]:
     return out
 
 
+def _bind(
+    info: ModuleInfo, lines: list[str], statements: list[ast.stmt], fallback: bool, override: bool
+) -> None:
+    imports = info.fallback_imports if fallback else info.imports
+    aliases = info.fallback_aliases if fallback else info.aliases
+    for stmt in statements:
+        pairs: list[tuple[str, Import]] = []
+        if isinstance(stmt, ast.Import):
+            pairs = _import(stmt)
+        elif isinstance(stmt, ast.ImportFrom):
+            pairs = _import_from(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            if override or stmt.name not in info.classes:
+                info.classes[stmt.name] = _class(stmt, lines)
+                imports.pop(stmt.name, None)
+                aliases.pop(stmt.name, None)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
+            if (
+                isinstance(target, ast.Name)
+                and value is not None
+                and (override or target.id not in aliases)
+            ):
+                aliases[target.id] = value
+                imports.pop(target.id, None)
+        elif isinstance(stmt, ast.If):
+            if _is_type_checking(stmt.test):
+                _bind(info, lines, stmt.body, True, override)
+                _bind(info, lines, stmt.orelse, fallback, override)
+            else:
+                _bind(info, lines, stmt.body, fallback, override)
+                _bind(info, lines, stmt.orelse, fallback, False)
+        elif isinstance(stmt, ast.Try):
+            _bind(info, lines, stmt.body, fallback, override)
+            for handler in stmt.handlers:
+                _bind(info, lines, handler.body, fallback, False)
+            _bind(info, lines, stmt.orelse, fallback, override)
+        for name, imp in pairs:
+            if name == "*":
+                info.star_imports.append(imp)
+            elif override or name not in imports:
+                imports[name] = imp
+                aliases.pop(name, None)
+                if not fallback:
+                    info.classes.pop(name, None)
+
+
 def summarize(source: str | bytes, filename: str, is_package: bool) -> ModuleInfo:
     """Parse ``source``; raises SyntaxError/ValueError for code that does not parse."""
     tree = ast.parse(source, filename=filename)
@@ -312,50 +365,5 @@ def summarize(source: str | bytes, filename: str, is_package: bool) -> ModuleInf
     lines = text.splitlines()
     info = ModuleInfo({}, {}, {}, {}, [], {}, is_package)
 
-    def bind(statements: list[ast.stmt], fallback: bool, override: bool) -> None:
-        imports = info.fallback_imports if fallback else info.imports
-        aliases = info.fallback_aliases if fallback else info.aliases
-        for stmt in statements:
-            pairs: list[tuple[str, Import]] = []
-            if isinstance(stmt, ast.Import):
-                pairs = _import(stmt)
-            elif isinstance(stmt, ast.ImportFrom):
-                pairs = _import_from(stmt)
-            elif isinstance(stmt, ast.ClassDef):
-                if override or stmt.name not in info.classes:
-                    info.classes[stmt.name] = _class(stmt, lines)
-                    imports.pop(stmt.name, None)
-                    aliases.pop(stmt.name, None)
-            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                target = stmt.targets[0]
-                value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
-                if (
-                    isinstance(target, ast.Name)
-                    and value is not None
-                    and (override or target.id not in aliases)
-                ):
-                    aliases[target.id] = value
-                    imports.pop(target.id, None)
-            elif isinstance(stmt, ast.If):
-                if _is_type_checking(stmt.test):
-                    bind(stmt.body, True, override)
-                    bind(stmt.orelse, fallback, override)
-                else:
-                    bind(stmt.body, fallback, override)
-                    bind(stmt.orelse, fallback, False)
-            elif isinstance(stmt, ast.Try):
-                bind(stmt.body, fallback, override)
-                for handler in stmt.handlers:
-                    bind(handler.body, fallback, False)
-                bind(stmt.orelse, fallback, override)
-            for name, imp in pairs:
-                if name == "*":
-                    info.star_imports.append(imp)
-                elif override or name not in imports:
-                    imports[name] = imp
-                    aliases.pop(name, None)
-                    if not fallback:
-                        info.classes.pop(name, None)
-
-    bind(tree.body, False, True)
+    _bind(info, lines, tree.body, False, True)
     return info
