@@ -66,6 +66,7 @@ class Project:
         self._files: dict[str, tuple[str, bool] | None] = {}
         self._modules: dict[str, ModuleInfo | None] = {}
         self._mro: dict[ClassRef, list[MroEntry]] = {}
+        self._bases: dict[ClassRef, list[MroEntry]] = {}
         #: When a set, modules not loaded yet are not loaded: resolving a base
         #: stops at the first such module, whose file is collected here for a
         #: parallel prefetch.
@@ -191,10 +192,13 @@ class Project:
 
     # MRO ---------------------------------------------------------------
     def bases(self, ref: ClassRef) -> list[MroEntry]:
+        if ref in self._bases:
+            return self._bases[ref]
         cls = self.class_info(ref)
         if cls is None:
             return []
         out: list[MroEntry] = []
+        complete = True
         for base in cls.bases:
             if base is None:
                 out.append(Opaque("<expression>"))
@@ -204,8 +208,12 @@ class Project:
             try:
                 target = self.resolve(ref.module, base)
             except _Pending:
-                target = None
+                target, complete = None, False
             out.append(target if isinstance(target, ClassRef) else Opaque(base))
+        if complete:
+            # Loaded modules never change, so a resolution that needed no
+            # missing module holds for the run (the prefetch asks again each step).
+            self._bases[ref] = out
         return out
 
     def mro(self, ref: ClassRef, _stack: frozenset[ClassRef] = frozenset()) -> list[MroEntry]:
