@@ -94,7 +94,7 @@ class Sources:
             return None
         self.texts[path] = data
         # Without a cache nothing outlives the run: the path is key enough, and
-        # hashing 50 MB of vLLM would cost a tenth of a cold run.
+        # hashing vLLM's 50 MB would only slow a cold run down.
         self.keys[path] = _content_key(data) if self.cache.enabled else path.encode() + b"\0"
         return data
 

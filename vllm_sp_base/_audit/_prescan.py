@@ -118,6 +118,18 @@ _SETS_SELF = re.compile(
 _EXPLICIT_INIT = re.compile(rb"([\w.]+)\.__init__\(\s*self\b")
 
 
+_FIRST_STATEMENT = re.compile(rb"^([ \t\f]*)[^ \t\f\r\n#]", re.MULTILINE)
+_DEDENTS: dict[int, re.Pattern[bytes]] = {}
+
+
+def _dedent_after(indent: int) -> re.Pattern[bytes]:
+    """The next statement line indented no deeper than ``indent``: where a body ends."""
+    pattern = _DEDENTS.get(indent)
+    if pattern is None:
+        pattern = _DEDENTS[indent] = re.compile(rb"\n[ \t\f]{0,%d}[^ \t\f\r\n#]" % indent)
+    return pattern
+
+
 def _scan_init(text: bytes, match: re.Match[bytes], indent: int, cls: ClassScan) -> None:
     """Fill in ``cls.init_chains`` and ``cls.init_sets`` from the ``__init__`` at ``match``.
 
@@ -156,18 +168,6 @@ def _scan_init(text: bytes, match: re.Match[bytes], indent: int, cls: ClassScan)
         position = body.find(b"__init__", position + 8)
 
 
-_FIRST_STATEMENT = re.compile(rb"^([ \t\f]*)[^ \t\f\r\n#]", re.MULTILINE)
-_DEDENTS: dict[int, re.Pattern[bytes]] = {}
-
-
-def _dedent_after(indent: int) -> re.Pattern[bytes]:
-    """The next statement line indented no deeper than ``indent``: where a body ends."""
-    pattern = _DEDENTS.get(indent)
-    if pattern is None:
-        pattern = _DEDENTS[indent] = re.compile(rb"\n[ \t\f]{0,%d}[^ \t\f\r\n#]" % indent)
-    return pattern
-
-
 def _chains(statement: bytes, cls: ClassScan) -> bool:
     match = _SUPER_INIT.match(statement)
     if match is not None:
@@ -180,7 +180,8 @@ def _chains(statement: bytes, cls: ClassScan) -> bool:
 
 
 def _module_level_aliases(text: bytes) -> list[tuple[str, str]]:
-    found = [m for m in _TOP_ASSIGN.finditer(text)]
+    """(alias, original's last name) of each ``Alias = dotted.Original`` a module binds."""
+    found = list(_TOP_ASSIGN.finditer(text))
     first = _FIRST_LINE_ASSIGN.match(text)
     if first is not None:
         found.append(first)
