@@ -7,7 +7,8 @@ import textwrap
 import pytest
 
 from vllm_sp_base._upstream._codemod import rewrite
-from vllm_sp_base._upstream._plan import FileEdits, Redundant
+from vllm_sp_base._upstream._plan import FileEdits
+from vllm_sp_base._upstream._redundant import Redundant
 
 IMPORT = "from vllm.models.common.sequence_parallel_defaults import SequenceParallelDefaults\n"
 

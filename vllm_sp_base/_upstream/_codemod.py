@@ -13,10 +13,9 @@ from typing import Final
 
 import libcst as cst
 
-from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, MIXIN
+from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, FLAGS, MIXIN
 from vllm_sp_base._upstream._plan import (
     CONFIG_CLASS,
-    FLAGS,
     MODEL_GATE,
     MOE_GATE,
     PIPELINE_SIZE,

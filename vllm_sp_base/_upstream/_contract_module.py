@@ -16,6 +16,8 @@ from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS, SequenceParallelD
 CONTRACT_PATH: Final = "vllm/models/common/sequence_parallel_defaults.py"
 CONTRACT_MODULE: Final = "vllm.models.common.sequence_parallel_defaults"
 MIXIN: Final = SequenceParallelDefaults.__name__
+#: The attributes the mixin gives a class-level default.
+FLAGS: Final = frozenset(SEQUENCE_PARALLEL_DEFAULTS)
 
 _HEADER = """\
 # SPDX-License-Identifier: Apache-2.0

@@ -17,14 +17,12 @@ from typing import Final
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, Sources
 from vllm_sp_base._audit._files import discover
-from vllm_sp_base._audit._model import ClassInfo, ModuleInfo
+from vllm_sp_base._audit._model import ClassInfo
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
-from vllm_sp_base._audit._rule import SkippedInitRead, reach_self_calls
-from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
 from vllm_sp_base._plugin import ANCHORS
-from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, MIXIN
+from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, FLAGS, MIXIN
+from vllm_sp_base._upstream._redundant import Redundant, redundant_assignments
 
-FLAGS: Final = frozenset(SEQUENCE_PARALLEL_DEFAULTS)
 CONFIG_PATH: Final = "vllm/config/parallel.py"
 CONFIG_CLASS: Final = "ParallelConfig"
 MOE_GATE: Final = "use_sequence_parallel_moe"
@@ -53,15 +51,6 @@ def locate(given: str) -> str:
     raise SourceTreeError(f"{given}: not a vLLM source tree (no vllm/__init__.py)")
 
 
-@dataclass(frozen=True)
-class Redundant:
-    """``self.<flag> = False`` in ``cls.__init__`` that the inherited default makes redundant."""
-
-    cls: str
-    flag: str
-    line: int
-
-
 @dataclass
 class FileEdits:
     """What the patch changes in one file; lines are the original file's."""
@@ -86,7 +75,7 @@ class Plan:
         return self.edits.setdefault(relpath, FileEdits())
 
 
-class _Analysis:
+class Analysis:
     """The audit's source reader and resolution, over the given tree only."""
 
     def __init__(self, root: str, files: dict[str, str]) -> None:
@@ -97,6 +86,11 @@ class _Analysis:
         self.sources = Sources(Cache(None, False), self.found, set(files))
         self.project = Project([root], self.sources.summary, text=self.sources.read)
         self._trees: dict[str, ast.Module] = {}
+
+    def path_of(self, ref: ClassRef) -> str:
+        located = self.project.module_file(ref.module)
+        assert located is not None
+        return located[0]
 
     def relpath(self, path: str) -> str:
         return os.path.relpath(path, self.root).replace(os.sep, "/")
@@ -128,7 +122,7 @@ def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
 def analyse(root: str) -> Plan:
     """What the patch changes in the vLLM tree under ``root`` (the directory holding ``vllm/``)."""
     discovered = discover([os.path.join(root, "vllm")])
-    analysis = _Analysis(root, discovered.files)
+    analysis = Analysis(root, discovered.files)
     plan = analysis.plan
     project = analysis.project
 
@@ -151,19 +145,7 @@ def analyse(root: str) -> Plan:
         cls = analysis.info(ref)
         assert cls is not None
         plan.file(_relpath_of(analysis, ref)).mixin[ref.name] = cls.line
-    # A False is redundant once every other __init__ the construction runs stops
-    # setting the flag, which may be because the patch removes their False too:
-    # decide to a fixed point, so that a second run finds nothing left to do.
-    removed: dict[ClassRef, list[Redundant]] = {}
-    grew = True
-    while grew:
-        grew = False
-        for ref in classes:
-            found = _redundant_assignments(analysis, ref, targets, removed)
-            if len(found) > len(removed.get(ref, [])):
-                removed[ref] = found
-                grew = True
-    for ref, found in removed.items():
+    for ref, found in redundant_assignments(analysis, classes, targets).items():
         plan.file(_relpath_of(analysis, ref)).redundant += found
     _plan_gate(analysis)
     _check_expectations(analysis, targets)
@@ -208,7 +190,7 @@ def _rederivation_lines(tree: ast.Module) -> list[tuple[int, str]]:
     return sorted(lines)
 
 
-def _plan_gate(analysis: _Analysis) -> None:
+def _plan_gate(analysis: Analysis) -> None:
     """Add ``ParallelConfig.use_sequence_parallel`` after ``use_sequence_parallel_moe``."""
     plan = analysis.plan
     path = os.path.join(analysis.root, *CONFIG_PATH.split("/"))
@@ -228,17 +210,11 @@ def _plan_gate(analysis: _Analysis) -> None:
         plan.file(CONFIG_PATH).gate = methods[MOE_GATE]
 
 
-def _path_of(analysis: _Analysis, ref: ClassRef) -> str:
-    located = analysis.project.module_file(ref.module)
-    assert located is not None
-    return located[0]
+def _relpath_of(analysis: Analysis, ref: ClassRef) -> str:
+    return analysis.relpath(analysis.path_of(ref))
 
 
-def _relpath_of(analysis: _Analysis, ref: ClassRef) -> str:
-    return analysis.relpath(_path_of(analysis, ref))
-
-
-def _mixin_targets(analysis: _Analysis, classes: list[ClassRef]) -> set[ClassRef]:
+def _mixin_targets(analysis: Analysis, classes: list[ClassRef]) -> set[ClassRef]:
     """Classes reading a flag whose MRO does not provide it: only the roots, since
     their subclasses inherit the mixin. A class already holding it is never one."""
     readers: dict[ClassRef, set[str]] = {}
@@ -264,149 +240,7 @@ def _mixin_targets(analysis: _Analysis, classes: list[ClassRef]) -> set[ClassRef
     return targets
 
 
-def _default_comes_from_mixin(
-    analysis: _Analysis, mro: list[MroEntry], flag: str, targets: set[ClassRef]
-) -> bool:
-    """Whether, after the patch, ``flag``'s class-level value in this MRO is the mixin's."""
-    for entry in mro:
-        if entry in targets or analysis.is_mixin(entry):
-            return True
-        info = analysis.info(entry)
-        if info is None or flag in info.class_attrs:
-            return False  # unknown code, or a class-level value of its own
-    return False
-
-
-def _flag_of(target: ast.expr, self_name: str) -> str | None:
-    if (
-        isinstance(target, ast.Attribute)
-        and isinstance(target.value, ast.Name)
-        and target.value.id == self_name
-        and target.attr in FLAGS
-    ):
-        return target.attr
-    return None
-
-
-def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int, int]]:
-    """(flag, line, how many times ``__init__`` assigns it, ``setattr`` included)
-    for each top-level ``self.<flag> = False`` of ``class_name.__init__``."""
-    init = next(
-        (
-            item
-            for node in tree.body
-            if isinstance(node, ast.ClassDef) and node.name == class_name
-            for item in node.body
-            if isinstance(item, ast.FunctionDef) and item.name == "__init__" and item.args.args
-        ),
-        None,
-    )
-    if init is None:
-        return []
-    self_name = init.args.args[0].arg
-    counts: dict[str, int] = {}
-    for sub in ast.walk(init):
-        targets = (
-            sub.targets if isinstance(sub, ast.Assign)
-            else [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
-        )
-        for target in targets:
-            if (flag := _flag_of(target, self_name)) is not None:
-                counts[flag] = counts.get(flag, 0) + 1
-        if (
-            isinstance(sub, ast.Call)
-            and isinstance(sub.func, ast.Name)
-            and sub.func.id == "setattr"
-            and len(sub.args) >= 2
-            and isinstance(sub.args[0], ast.Name)
-            and sub.args[0].id == self_name
-            and isinstance(sub.args[1], ast.Constant)
-            and sub.args[1].value in FLAGS
-        ):
-            counts[sub.args[1].value] = counts.get(sub.args[1].value, 0) + 1
-    return [
-        (flag, stmt.lineno, counts[flag])
-        for stmt in init.body
-        if isinstance(stmt, ast.Assign)
-        and len(stmt.targets) == 1
-        and (flag := _flag_of(stmt.targets[0], self_name)) is not None
-        and isinstance(stmt.value, ast.Constant)
-        and stmt.value.value is False
-    ]
-
-
-def _redundant_assignments(
-    analysis: _Analysis, ref: ClassRef, targets: set[ClassRef], removed: dict[ClassRef, list[Redundant]]
-) -> list[Redundant]:
-    cls = analysis.info(ref)
-    init = cls.methods.get("__init__") if cls is not None else None
-    if cls is None or init is None or not (set(init.sets) & FLAGS):
-        return []
-    project = analysis.project
-    mro = project.mro(ref)
-    infos = [analysis.info(e) for e in mro]
-    executed, _ = SkippedInitRead(project, lambda _: True).construct(mro, infos)
-    run_inits = [(i, info.methods["__init__"]) for i in executed if (info := infos[i]) is not None]
-    # What construction sets besides this __init__'s own lines: the other
-    # __init__ it runs, and every helper any of them calls on self.
-    set_by_others: set[str] = set()
-    for i, method in run_inits:
-        owner = mro[i]
-        if i != 0:
-            gone = {r.flag for r in removed.get(owner, [])} if isinstance(owner, ClassRef) else set()
-            set_by_others |= set(method.sets) - gone
-    for _, helper in reach_self_calls(mro, infos, run_inits, False).values():
-        set_by_others |= set(helper.sets)
-    found = [
-        Redundant(ref.name, flag, line)
-        for flag, line, count in _false_assignments(analysis.tree(_path_of(analysis, ref)), ref.name)
-        if count == 1
-        and flag not in set_by_others
-        and _default_comes_from_mixin(analysis, mro, flag, targets)
-    ]
-    if not found:
-        return found
-    # A subclass that runs this __init__ but has a class-level value of its own
-    # ahead of the mixin would see that value once the line is gone.
-    heirs = [project.mro(heir) for heir in _subclasses(analysis, ref)]
-    return [
-        r for r in found
-        if all(_default_comes_from_mixin(analysis, mro, r.flag, targets) for mro in heirs)
-    ]
-
-
-def _subclasses(analysis: _Analysis, ref: ClassRef) -> set[ClassRef]:
-    """Every class of the tree with ``ref`` in its MRO. A subclass names its base
-    (or an alias, or another subclass) in its file: only such files are parsed."""
-    names = {ref.name}
-    heirs: set[ClassRef] = set()
-    parsed: dict[str, ModuleInfo] = {}
-    grew = True
-    while grew:
-        grew = False
-        for path, module in analysis.files.items():
-            data = analysis.sources.read(path)
-            if path in parsed or data is None or not any(n.encode() in data for n in names):
-                continue
-            info = analysis.project.module(module)
-            if info is None:
-                continue
-            parsed[path] = info
-            for name in info.classes:
-                candidate = ClassRef(module, name)
-                if candidate != ref and ref in analysis.project.mro(candidate):
-                    heirs.add(candidate)
-                    grew |= name not in names
-                    names.add(name)
-        for info in parsed.values():
-            bound = [a for a, v in info.aliases.items() if v.rsplit(".", 1)[-1] in names]
-            bound += [local for local, imp in info.imports.items() if imp.name in names]
-            grew |= not names.issuperset(bound)
-            names.update(bound)
-    return heirs
-
-
-def _check_expectations(analysis: _Analysis, targets: set[ClassRef]) -> None:
+def _check_expectations(analysis: Analysis, targets: set[ClassRef]) -> None:
     """The classes the contract exists for must still be where the patch expects them."""
     plan = analysis.plan
     if not os.path.isdir(os.path.join(analysis.root, os.path.dirname(CONTRACT_PATH))):

@@ -1,0 +1,191 @@
+"""Which ``self.<flag> = False`` lines the inherited default makes redundant.
+
+Removing one must change no instance's value: the patch keeps every line that
+overrides something (another ``__init__`` or helper the construction runs sets
+the flag, or a class-level value other than the mixin's comes first in the MRO
+of the class or of any subclass in the tree).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vllm_sp_base._audit._model import ModuleInfo
+from vllm_sp_base._audit._project import ClassRef, MroEntry
+from vllm_sp_base._audit._rule import SkippedInitRead, reach_self_calls
+from vllm_sp_base._upstream._contract_module import FLAGS
+
+if TYPE_CHECKING:
+    from vllm_sp_base._upstream._plan import Analysis
+
+
+@dataclass(frozen=True)
+class Redundant:
+    """``self.<flag> = False`` in ``cls.__init__`` that the inherited default makes redundant."""
+
+    cls: str
+    flag: str
+    line: int
+
+
+def redundant_assignments(
+    analysis: Analysis, classes: list[ClassRef], targets: set[ClassRef]
+) -> dict[ClassRef, list[Redundant]]:
+    """The redundant lines of each class; ``targets`` are the classes given the mixin."""
+    # A False is redundant once every other __init__ the construction runs stops
+    # setting the flag, which may be because the patch removes their False too:
+    # decide to a fixed point, so that a second run finds nothing left to do.
+    removed: dict[ClassRef, list[Redundant]] = {}
+    grew = True
+    while grew:
+        grew = False
+        for ref in classes:
+            found = _for_class(analysis, ref, targets, removed)
+            if len(found) > len(removed.get(ref, [])):
+                removed[ref] = found
+                grew = True
+    return removed
+
+
+def _default_comes_from_mixin(
+    analysis: Analysis, mro: list[MroEntry], flag: str, targets: set[ClassRef]
+) -> bool:
+    """Whether, after the patch, ``flag``'s class-level value in this MRO is the mixin's."""
+    for entry in mro:
+        if entry in targets or analysis.is_mixin(entry):
+            return True
+        info = analysis.info(entry)
+        if info is None or flag in info.class_attrs:
+            return False  # unknown code, or a class-level value of its own
+    return False
+
+
+def _flag_of(target: ast.expr, self_name: str) -> str | None:
+    if (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == self_name
+        and target.attr in FLAGS
+    ):
+        return target.attr
+    return None
+
+
+def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int, int]]:
+    """(flag, line, how many times ``__init__`` assigns it, ``setattr`` included)
+    for each top-level ``self.<flag> = False`` of ``class_name.__init__``."""
+    init = next(
+        (
+            item
+            for node in tree.body
+            if isinstance(node, ast.ClassDef) and node.name == class_name
+            for item in node.body
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__" and item.args.args
+        ),
+        None,
+    )
+    if init is None:
+        return []
+    self_name = init.args.args[0].arg
+    counts: dict[str, int] = {}
+    for sub in ast.walk(init):
+        targets = (
+            sub.targets if isinstance(sub, ast.Assign)
+            else [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
+        )
+        for target in targets:
+            if (flag := _flag_of(target, self_name)) is not None:
+                counts[flag] = counts.get(flag, 0) + 1
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Name)
+            and sub.func.id == "setattr"
+            and len(sub.args) >= 2
+            and isinstance(sub.args[0], ast.Name)
+            and sub.args[0].id == self_name
+            and isinstance(sub.args[1], ast.Constant)
+            and sub.args[1].value in FLAGS
+        ):
+            counts[sub.args[1].value] = counts.get(sub.args[1].value, 0) + 1
+    return [
+        (flag, stmt.lineno, counts[flag])
+        for stmt in init.body
+        if isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and (flag := _flag_of(stmt.targets[0], self_name)) is not None
+        and isinstance(stmt.value, ast.Constant)
+        and stmt.value.value is False
+    ]
+
+
+def _for_class(
+    analysis: Analysis, ref: ClassRef, targets: set[ClassRef], removed: dict[ClassRef, list[Redundant]]
+) -> list[Redundant]:
+    cls = analysis.info(ref)
+    init = cls.methods.get("__init__") if cls is not None else None
+    if cls is None or init is None or not (set(init.sets) & FLAGS):
+        return []
+    project = analysis.project
+    mro = project.mro(ref)
+    infos = [analysis.info(e) for e in mro]
+    executed, _ = SkippedInitRead(project, lambda _: True).construct(mro, infos)
+    run_inits = [(i, info.methods["__init__"]) for i in executed if (info := infos[i]) is not None]
+    # What construction sets besides this __init__'s own lines: the other
+    # __init__ it runs, and every helper any of them calls on self.
+    set_by_others: set[str] = set()
+    for i, method in run_inits:
+        owner = mro[i]
+        if i != 0:
+            gone = {r.flag for r in removed.get(owner, [])} if isinstance(owner, ClassRef) else set()
+            set_by_others |= set(method.sets) - gone
+    for _, helper in reach_self_calls(mro, infos, run_inits, False).values():
+        set_by_others |= set(helper.sets)
+    found = [
+        Redundant(ref.name, flag, line)
+        for flag, line, count in _false_assignments(analysis.tree(analysis.path_of(ref)), ref.name)
+        if count == 1
+        and flag not in set_by_others
+        and _default_comes_from_mixin(analysis, mro, flag, targets)
+    ]
+    if not found:
+        return found
+    # A subclass that runs this __init__ but has a class-level value of its own
+    # ahead of the mixin would see that value once the line is gone.
+    heirs = [project.mro(heir) for heir in _subclasses(analysis, ref)]
+    return [
+        r for r in found
+        if all(_default_comes_from_mixin(analysis, mro, r.flag, targets) for mro in heirs)
+    ]
+
+
+def _subclasses(analysis: Analysis, ref: ClassRef) -> set[ClassRef]:
+    """Every class of the tree with ``ref`` in its MRO. A subclass names its base
+    (or an alias, or another subclass) in its file: only such files are parsed."""
+    names = {ref.name}
+    heirs: set[ClassRef] = set()
+    parsed: dict[str, ModuleInfo] = {}
+    grew = True
+    while grew:
+        grew = False
+        for path, module in analysis.files.items():
+            data = analysis.sources.read(path)
+            if path in parsed or data is None or not any(n.encode() in data for n in names):
+                continue
+            info = analysis.project.module(module)
+            if info is None:
+                continue
+            parsed[path] = info
+            for name in info.classes:
+                candidate = ClassRef(module, name)
+                if candidate != ref and ref in analysis.project.mro(candidate):
+                    heirs.add(candidate)
+                    grew |= name not in names
+                    names.add(name)
+        for info in parsed.values():
+            bound = [a for a, v in info.aliases.items() if v.rsplit(".", 1)[-1] in names]
+            bound += [local for local, imp in info.imports.items() if imp.name in names]
+            grew |= not names.issuperset(bound)
+            names.update(bound)
+    return heirs
