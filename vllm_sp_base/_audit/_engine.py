@@ -38,7 +38,7 @@ class AuditResult:
 
     def lap(self, phase: str, since: float) -> float:
         now = time.perf_counter()
-        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - since
+        self.seconds[phase] = now - since
         return now
 
 

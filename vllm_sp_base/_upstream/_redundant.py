@@ -38,11 +38,12 @@ def redundant_assignments(
     # setting the flag, which may be because the patch removes their False too:
     # decide to a fixed point, so that a second run finds nothing left to do.
     removed: dict[ClassRef, list[Redundant]] = {}
+    heirs: dict[ClassRef, list[list[MroEntry]]] = {}  # MROs of each class's subclasses, found once
     grew = True
     while grew:
         grew = False
         for ref in classes:
-            found = _for_class(analysis, ref, targets, removed)
+            found = _for_class(analysis, ref, targets, removed, heirs)
             if len(found) > len(removed.get(ref, [])):
                 removed[ref] = found
                 grew = True
@@ -121,7 +122,11 @@ def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int
 
 
 def _for_class(
-    analysis: Analysis, ref: ClassRef, targets: set[ClassRef], removed: dict[ClassRef, list[Redundant]]
+    analysis: Analysis,
+    ref: ClassRef,
+    targets: set[ClassRef],
+    removed: dict[ClassRef, list[Redundant]],
+    heirs: dict[ClassRef, list[list[MroEntry]]],
 ) -> list[Redundant]:
     cls = analysis.info(ref)
     init = cls.methods.get("__init__") if cls is not None else None
@@ -153,10 +158,11 @@ def _for_class(
         return found
     # A subclass that runs this __init__ but has a class-level value of its own
     # ahead of the mixin would see that value once the line is gone.
-    heirs = [project.mro(heir) for heir in _subclasses(analysis, ref)]
+    if ref not in heirs:
+        heirs[ref] = [project.mro(heir) for heir in _subclasses(analysis, ref)]
     return [
         r for r in found
-        if all(_default_comes_from_mixin(analysis, mro, r.flag, targets) for mro in heirs)
+        if all(_default_comes_from_mixin(analysis, mro, r.flag, targets) for mro in heirs[ref])
     ]
 
 
