@@ -83,6 +83,18 @@ def test_fail_on_error_ignores_warnings(capsys: pytest.CaptureFixture[str], tmp_
     assert _run(capsys, "--fail-on", "error", str(only_warning))[0] == 0
 
 
+def test_a_file_that_cannot_be_audited_is_one_line_and_never_clean(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "latin1.py").write_bytes(b"name = '\xe9'\n")
+    (tmp_path / "fine.py").write_text("class A:\n    pass\n")
+    code, out, err = _run(capsys, str(tmp_path))
+    assert code == 1 and out == "" and "Traceback" not in err
+    (line,) = [l for l in err.splitlines() if "cannot audit" in l]
+    assert line.endswith("latin1.py: cannot audit: not UTF-8 (byte 8) and no coding declaration")
+    assert "0 finding(s) (0 error(s)) in 2 file(s); 1 file(s) could not be audited" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [

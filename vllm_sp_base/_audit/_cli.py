@@ -87,4 +87,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     failing = [f for f in result.findings if args.fail_on == "warning" or f.severity == "error"]
-    return EXIT_FINDINGS if failing else EXIT_CLEAN
+    # A file the audit could not read or parse was not checked: never "clean".
+    return EXIT_FINDINGS if failing or result.diagnostics else EXIT_CLEAN
