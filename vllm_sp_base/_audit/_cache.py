@@ -24,7 +24,7 @@ def _tool_fingerprint() -> str:
     digest = hashlib.blake2b(f"{__version__}/{_FORMAT}".encode(), digest_size=8)
     here = os.path.dirname(os.path.abspath(__file__))
     for name in sorted(os.listdir(here)):
-        if name.endswith(".py"):
+        if name.endswith((".py", ".c")):
             with open(os.path.join(here, name), "rb") as handle:
                 digest.update(handle.read())
     return digest.hexdigest()

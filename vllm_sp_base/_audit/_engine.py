@@ -16,7 +16,7 @@ from vllm_sp_base import __version__
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import Finding
-from vllm_sp_base._audit._model import ModuleInfo
+from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo
 from vllm_sp_base._audit._prescan import FileScan, candidate_names, scan
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
@@ -45,8 +45,14 @@ class AuditResult:
 class Sources:
     """File bytes, parsed summaries and pre-scans, each through the cache."""
 
-    def __init__(self, cache: Cache, result: AuditResult, audited: set[str]) -> None:
+    def __init__(
+        self, cache: Cache, result: AuditResult, audited: set[str], whole: bool = False
+    ) -> None:
         self.cache = cache
+        # Summaries of whole files (``--parse-all``) or of files with their
+        # method bodies cut out, parsed when asked for: the same once parsed,
+        # kept apart so the first mode stays a check on the second.
+        self.summary_kinds = (b"m", b"p") if whole else (b"M", b"P")
         self.result = result
         self.audited = audited
         self.texts: dict[str, bytes] = {}
@@ -70,7 +76,7 @@ class Sources:
         for path in paths:
             if self.read(path) is None:
                 continue
-            job_kind = kind if kind == b"S" else (b"P" if path.endswith("__init__.py") else b"M")
+            job_kind = kind if kind == b"S" else self.summary_kinds[path.endswith("__init__.py")]
             key = self.keys[path] + job_kind
             if self._lookup(key) is None and self._decodable(path, self.texts[path]):
                 todo.append((path, job_kind, key))
@@ -85,12 +91,12 @@ class Sources:
         try:
             size = os.path.getsize(path)
             if size > MAX_FILE_BYTES:
-                self._problem(path, f"skipped: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
+                self.problem(path, f"skipped: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
                 return None
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError as error:
-            self._problem(path, f"cannot read: {error.strerror or error}")
+            self.problem(path, f"cannot read: {error.strerror or error}")
             return None
         self.texts[path] = data
         # Without a cache nothing outlives the run: the path is key enough, and
@@ -98,7 +104,7 @@ class Sources:
         self.keys[path] = _content_key(data) if self.cache.enabled else path.encode() + b"\0"
         return data
 
-    def _problem(self, path: str, reason: str) -> None:
+    def problem(self, path: str, reason: str) -> None:
         if path in self.audited and path not in self.reported:
             self.reported.add(path)
             self.result.diagnostics.append((path, reason))
@@ -108,31 +114,32 @@ class Sources:
             data.decode("utf-8")
         except UnicodeDecodeError as error:
             if not _CODING.search(data, 0, 400):
-                self._problem(path, f"not UTF-8 (byte {error.start}) and no coding declaration")
+                self.problem(path, f"not UTF-8 (byte {error.start}) and no coding declaration")
                 return False
         return True
 
     def summarised(self, path: str) -> bool:
         if self.read(path) is None:
             return True  # loading it costs nothing: it reports and reads as absent
-        key = self.keys[path] + (b"P" if path.endswith("__init__.py") else b"M")
+        key = self.keys[path] + self.summary_kinds[path.endswith("__init__.py")]
         return self._lookup(key) is not None
 
     def summary(self, path: str, is_package: bool) -> ModuleInfo | None:
         data = self.read(path)
         if data is None:
             return None
-        key = self.keys[path] + (b"P" if is_package else b"M")
+        kind = self.summary_kinds[is_package]
+        key = self.keys[path] + kind
         cached = self._lookup(key)
         if cached is None:
             if not self._decodable(path, data):
                 return None
-            cached = _summarize_or_reason(data, path, is_package)
+            cached = _summarize_or_reason(data, path, kind)
             self._store(key, cached)
             if path in self.audited:
                 self.result.parsed += 1
         if isinstance(cached, str):
-            self._problem(path, cached)
+            self.problem(path, cached)
             return None
         assert isinstance(cached, ModuleInfo)
         return cached
@@ -157,11 +164,12 @@ def _content_key(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()[:16]
 
 
-def _summarize_or_reason(data: bytes, path: str, is_package: bool) -> ModuleInfo | str:
+def _summarize_or_reason(data: bytes, path: str, kind: bytes) -> ModuleInfo | str:
+    """Kinds: ``M``/``P`` a module/package cut, ``m``/``p`` parsed whole."""
     from vllm_sp_base._audit._summarize import summarize
 
     try:
-        return summarize(data, path, is_package)
+        return summarize(data, path, kind in b"Pp", cut=kind.isupper())
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line = getattr(error, "lineno", None)
         return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
@@ -175,7 +183,7 @@ def _job(job: tuple[str, bytes, bytes | None]) -> Any:
     path, kind, data = job
     if data is None:
         data = _FORKED_TEXTS[path]
-    return scan(data) if kind == b"S" else _summarize_or_reason(data, path, kind == b"P")
+    return scan(data) if kind == b"S" else _summarize_or_reason(data, path, kind)
 
 
 class _Workers:
@@ -283,7 +291,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
     result = AuditResult(files=len(discovered.files))
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
-    sources = Sources(cache, result, audited)
+    sources = Sources(cache, result, audited, whole=parse_all)
     for path in discovered.files:
         sources.read(path)
     roots = search_roots(discovered.roots)
@@ -344,7 +352,11 @@ def _check(
     rule = SkippedInitRead(project, lambda module: module in modules)
     for ref in candidates:
         cls = project.class_info(ref)
-        findings = rule.check(ref)
+        try:
+            findings = rule.check(ref)
+        except BodyDoesNotParse as error:
+            sources.problem(error.path, error.reason)
+            continue
         if cls is not None and cls.noqa is not None and (not cls.noqa or rule.CODE in cls.noqa):
             result.suppressed += len(findings)
             continue

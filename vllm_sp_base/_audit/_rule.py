@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from vllm_sp_base._audit._finding import Finding
-from vllm_sp_base._audit._model import ClassInfo, Method
+from vllm_sp_base._audit._model import ClassInfo, Method, Read
 from vllm_sp_base._audit._project import ClassRef, Opaque, Project
 
 ENTRY_POINTS = ("forward", "load_weights", "__call__")
@@ -193,34 +193,46 @@ class SkippedInitRead:
             for attr, line in method.sets.items():
                 would_set.setdefault(attr, (i, line))
         class_level: set[str] = set()
+        for info in infos:
+            if info is not None:
+                class_level |= info.class_attrs
+        unset = set(would_set) - set_by_run - class_level
+        if not unset:
+            return []
+        # Bodies are parsed only where they can name an attribute in question
+        # (``Method.may_name``): most of an MRO's methods never are.
+        unset_names = [attr.encode() for attr in unset]
         set_elsewhere: set[str] = set()
         for info in infos:
             if info is None:
                 continue
-            class_level |= info.class_attrs
             for name, method in info.methods.items():
-                if name != "__init__" and name not in skipped_helpers:
+                if name != "__init__" and name not in skipped_helpers and method.may_name(unset_names):
                     set_elsewhere.update(method.sets)
-        missing = set(would_set) - set_by_run - class_level - set_elsewhere
+        missing = unset - set_elsewhere
         if not missing:
             return []
 
+        missing_names = [attr.encode() for attr in missing]
+        reads: list[tuple[str, int, Method, Read]] = []  # (method name, MRO index, method, read)
+        resolved_names = {name for info in infos if info is not None for name in info.methods}
+        for name in sorted(resolved_names - {"__init__"} - set(skipped_helpers)):
+            found = resolve_method(name)
+            if found is None or not found[1].may_name(missing_names):
+                continue
+            i, method = found
+            reads += [(name, i, method, read) for read in method.reads if read.attr in missing]
+        if not reads:
+            return []
         entries = [found for name in ENTRY_POINTS if (found := resolve_method(name)) is not None]
         hot = {m.name: (i, m) for i, m in entries}
         hot.update(reach(entries, True))
         best: dict[str, tuple[bool, int, int, Method]] = {}  # attr -> (not error, index, line, method)
-        resolved_names = {name for info in infos if info is not None for name in info.methods}
-        for name in sorted(resolved_names - {"__init__"} - set(skipped_helpers)):
-            found = resolve_method(name)
-            if found is None:
-                continue
-            i, method = found
-            for read in method.reads:
-                if read.attr in missing:
-                    candidate = (read.conditional or name not in hot, i, read.line, method)
-                    current = best.get(read.attr)
-                    if current is None or candidate[:3] < current[:3]:
-                        best[read.attr] = candidate
+        for name, i, method, read in reads:
+            candidate = (read.conditional or name not in hot, i, read.line, method)
+            current = best.get(read.attr)
+            if current is None or candidate[:3] < current[:3]:
+                best[read.attr] = candidate
         findings = []
         cls = infos[0]
         assert cls is not None

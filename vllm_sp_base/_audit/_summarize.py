@@ -5,9 +5,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_sp_base._audit._model import (
+    Body,
+    BodyDoesNotParse,
     ClassInfo,
     Import,
     InitCall,
@@ -15,6 +18,11 @@ from vllm_sp_base._audit._model import (
     ModuleInfo,
     Read,
 )
+
+try:
+    from vllm_sp_base._audit import _bodies
+except ImportError:  # not compiled here: whole files are parsed
+    _bodies = None  # type: ignore[assignment]
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 def dotted(node: ast.expr) -> str | None:
@@ -66,10 +74,15 @@ class _MethodVisitor(ast.NodeVisitor):
             elif isinstance(value, ast.AST):
                 self.visit(value)
 
-    def __init__(self, method: Method, self_name: str, class_name: str) -> None:
-        self.method = method
+    def __init__(self, method: Method, self_name: str, class_name: str, line_offset: int = 0) -> None:
+        # The lists themselves: ``method.reads`` and the rest would parse a cut body.
+        self.reads = method._reads
+        self.sets = method._sets
+        self.self_calls = method._self_calls
+        self.init_calls = method._init_calls
         self.self_name = self_name
         self.class_name = class_name
+        self.line_offset = line_offset  # a cut body is parsed on its own, from line 2
         self.depth = 0  # how many branching constructs enclose the current node
 
     def _is_self(self, node: ast.expr) -> bool:
@@ -143,18 +156,18 @@ class _MethodVisitor(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if self._is_self(node.value):
             if isinstance(node.ctx, ast.Load):
-                self.method.reads.append(
-                    Read(node.attr, node.lineno, node.col_offset, self.depth > 0))
+                self.reads.append(
+                    Read(node.attr, node.lineno + self.line_offset, node.col_offset, self.depth > 0))
             else:
-                self.method.sets.setdefault(node.attr, node.lineno)
+                self.sets.setdefault(node.attr, node.lineno + self.line_offset)
             return
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         target = node.target
         if isinstance(target, ast.Attribute) and self._is_self(target.value):
-            self.method.reads.append(
-                Read(target.attr, target.lineno, target.col_offset, self.depth > 0))
+            self.reads.append(Read(
+                target.attr, target.lineno + self.line_offset, target.col_offset, self.depth > 0))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -168,11 +181,11 @@ class _MethodVisitor(ast.NodeVisitor):
         ):
                 name = node.args[1]
                 if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    line = node.lineno + self.line_offset
                     if func.id == "setattr":
-                        self.method.sets.setdefault(name.value, node.lineno)
+                        self.sets.setdefault(name.value, line)
                     elif func.id == "getattr" and len(node.args) == 2:
-                        self.method.reads.append(
-                            Read(name.value, node.lineno, node.col_offset, self.depth > 0))
+                        self.reads.append(Read(name.value, line, node.col_offset, self.depth > 0))
                 for arg in node.args[2:]:
                     self.visit(arg)
                 return
@@ -180,25 +193,26 @@ class _MethodVisitor(ast.NodeVisitor):
             if func.attr == "__init__":
                 call = self._init_call(func.value, node)
                 if call is not None:
-                    self.method.init_calls.append(call)
+                    self.init_calls.append(call)
             elif self._is_self(func.value):
-                self.method.self_calls.append((func.attr, self.depth > 0))
+                self.self_calls.append((func.attr, self.depth > 0))
         self.generic_visit(node)
 
     def _init_call(self, owner: ast.expr, node: ast.Call) -> InitCall | None:
         conditional = self.depth > 0
+        line = node.lineno + self.line_offset
         if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
             if not owner.args:
-                return InitCall("super", None, conditional, node.lineno)
+                return InitCall("super", None, conditional, line)
             target = dotted(owner.args[0])
             if target == self.class_name:
-                return InitCall("super", None, conditional, node.lineno)
-            return InitCall("super_of", target, conditional, node.lineno)
+                return InitCall("super", None, conditional, line)
+            return InitCall("super_of", target, conditional, line)
         passes_self = (node.args and self._is_self(node.args[0])) or any(
             k.arg == "self" and self._is_self(k.value) for k in node.keywords
         )
         if passes_self:
-            return InitCall("explicit", dotted(owner), conditional, node.lineno)
+            return InitCall("explicit", dotted(owner), conditional, line)
         return None
 
 
@@ -209,11 +223,28 @@ _DISPATCH: dict[type[ast.AST], Callable[[_MethodVisitor, Any], None]] = {
 }
 
 
-def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str) -> Method | None:
+@dataclass(slots=True)
+class _Module:
+    """A module being summarised: its lines (for ``noqa``) and, when it was
+    cut, its source and where each cut body is."""
+
+    lines: list[bytes]
+    path: str = ""
+    source: bytes = b""
+    # (def line, def col) -> (body start, body end, body line, non-ASCII)
+    cuts: dict[tuple[int, int], tuple[int, int, int, int]] = field(default_factory=dict)
+
+
+def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, module: _Module) -> Method | None:
     for decorator in node.decorator_list:
         if dotted(decorator) in ("staticmethod", "classmethod"):
             return None
     args = node.args.posonlyargs + node.args.args
+    cut = module.cuts.get((node.lineno, node.col_offset)) if module.cuts else None
+    if cut is not None and args:
+        start, end, first_line, non_ascii = cut
+        body = Body(module.path, module.source, start, end, first_line, bool(non_ascii), args[0].arg, class_name)
+        return Method(node.name, node.lineno, body)
     method = Method(node.name, node.lineno)
     if not args:
         return method
@@ -223,10 +254,42 @@ def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str) -> Me
     return method
 
 
-def _noqa(lines: list[str], line: int) -> tuple[str, ...] | None:
+def summarize_body(method: Method, body: Body) -> None:
+    """Fill in ``method`` from its cut ``body``, parsed on its own.
+
+    Raises BodyDoesNotParse where it is not valid Python: a syntax error in
+    a body is found when the body is first needed, not when the module is."""
+    try:
+        tree = ast.parse(b"if 1:\n" + body.source[body.start : body.end])
+        statements = tree.body[0].body  # type: ignore[attr-defined]
+        line_offset = body.first_line - 2
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # What the whole module's parse says, with its line numbers.
+        try:
+            module = ast.parse(body.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            line = getattr(error, "lineno", None)
+            raise BodyDoesNotParse(body.path, (
+                f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
+            )) from None
+        statements = next(
+            node.body for node in ast.walk(module)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (node.lineno, node.name) == (method.line, method.name)
+        )
+        line_offset = 0
+    visitor = _MethodVisitor(method, body.self_name, body.class_name, line_offset)
+    for stmt in statements:
+        visitor.visit(stmt)
+
+
+def _noqa(lines: list[bytes], line: int) -> tuple[str, ...] | None:
     if line > len(lines):
         return None
-    match = _NOQA.search(lines[line - 1])
+    text = lines[line - 1]
+    if b"noqa" not in text.lower():
+        return None
+    match = _NOQA.search(text.decode("utf-8", "replace"))
     if match is None:
         return None
     codes = match.group("codes")
@@ -237,12 +300,13 @@ def _noqa(lines: list[str], line: int) -> tuple[str, ...] | None:
 # calls itself is a reference cycle, which would keep each file's AST alive
 # while the audit runs with the cyclic collector off.
 def _collect_class_body(
-    body: list[ast.stmt], class_name: str, attrs: set[str], methods: dict[str, Method]
+    body: list[ast.stmt], class_name: str, attrs: set[str], methods: dict[str, Method],
+    module: _Module,
 ) -> None:
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             attrs.add(stmt.name)
-            method = _method(stmt, class_name)
+            method = _method(stmt, class_name, module)
             if method is not None:
                 methods[stmt.name] = method
         elif isinstance(stmt, ast.ClassDef):
@@ -259,18 +323,18 @@ def _collect_class_body(
             for alias in stmt.names:
                 attrs.add((alias.asname or alias.name).split(".")[0])
         elif isinstance(stmt, (ast.If, ast.Try)):
-            _collect_class_body(stmt.body, class_name, attrs, methods)
-            _collect_class_body(stmt.orelse, class_name, attrs, methods)
+            _collect_class_body(stmt.body, class_name, attrs, methods, module)
+            _collect_class_body(stmt.orelse, class_name, attrs, methods, module)
             if isinstance(stmt, ast.Try):
                 for handler in stmt.handlers:
-                    _collect_class_body(handler.body, class_name, attrs, methods)
-                _collect_class_body(stmt.finalbody, class_name, attrs, methods)
+                    _collect_class_body(handler.body, class_name, attrs, methods, module)
+                _collect_class_body(stmt.finalbody, class_name, attrs, methods, module)
 
 
-def _class(node: ast.ClassDef, lines: list[str]) -> ClassInfo:
+def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
     attrs: set[str] = set()
     methods: dict[str, Method] = {}
-    _collect_class_body(node.body, node.name, attrs, methods)
+    _collect_class_body(node.body, node.name, attrs, methods, module)
     slots = [s for s in node.body if isinstance(s, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in s.targets)]
     for stmt in slots:
@@ -285,7 +349,7 @@ def _class(node: ast.ClassDef, lines: list[str]) -> ClassInfo:
         bases=[dotted(b) for b in node.bases],
         class_attrs=attrs,
         methods=methods,
-        noqa=_noqa(lines, header_line),
+        noqa=_noqa(module.lines, header_line),
     )
 
 
@@ -311,7 +375,7 @@ def _import(node: ast.Import) -> list[tuple[str, Import]]:
 
 
 def _bind(
-    info: ModuleInfo, lines: list[str], statements: list[ast.stmt], fallback: bool, override: bool
+    info: ModuleInfo, module: _Module, statements: list[ast.stmt], fallback: bool, override: bool
 ) -> None:
     imports = info.fallback_imports if fallback else info.imports
     aliases = info.fallback_aliases if fallback else info.aliases
@@ -323,7 +387,7 @@ def _bind(
             pairs = _import_from(stmt)
         elif isinstance(stmt, ast.ClassDef):
             if override or stmt.name not in info.classes:
-                info.classes[stmt.name] = _class(stmt, lines)
+                info.classes[stmt.name] = _class(stmt, module)
                 imports.pop(stmt.name, None)
                 aliases.pop(stmt.name, None)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -338,16 +402,16 @@ def _bind(
                 imports.pop(target.id, None)
         elif isinstance(stmt, ast.If):
             if _is_type_checking(stmt.test):
-                _bind(info, lines, stmt.body, True, override)
-                _bind(info, lines, stmt.orelse, fallback, override)
+                _bind(info, module, stmt.body, True, override)
+                _bind(info, module, stmt.orelse, fallback, override)
             else:
-                _bind(info, lines, stmt.body, fallback, override)
-                _bind(info, lines, stmt.orelse, fallback, False)
+                _bind(info, module, stmt.body, fallback, override)
+                _bind(info, module, stmt.orelse, fallback, False)
         elif isinstance(stmt, ast.Try):
-            _bind(info, lines, stmt.body, fallback, override)
+            _bind(info, module, stmt.body, fallback, override)
             for handler in stmt.handlers:
-                _bind(info, lines, handler.body, fallback, False)
-            _bind(info, lines, stmt.orelse, fallback, override)
+                _bind(info, module, handler.body, fallback, False)
+            _bind(info, module, stmt.orelse, fallback, override)
         for name, imp in pairs:
             if name == "*":
                 info.star_imports.append(imp)
@@ -358,12 +422,35 @@ def _bind(
                     info.classes.pop(name, None)
 
 
-def summarize(source: str | bytes, filename: str, is_package: bool) -> ModuleInfo:
-    """Parse ``source``; raises SyntaxError/ValueError for code that does not parse."""
-    tree = ast.parse(source, filename=filename)
-    text = source.decode("utf-8") if isinstance(source, bytes) else source
-    lines = text.splitlines()
-    info = ModuleInfo({}, {}, {}, {}, [], {}, is_package)
+#: Bodies the audit reads for nearly every class it looks at: parsed with the
+#: module, on every core, rather than one by one later.
+_KEEP_WHOLE = (b"__init__",)
+_OTHER_CODING = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#.*?coding[:=]")
 
-    _bind(info, lines, tree.body, False, True)
+
+def summarize(source: str | bytes, filename: str, is_package: bool, cut: bool = True) -> ModuleInfo:
+    """Parse ``source``; raises SyntaxError/ValueError for code that does not parse.
+
+    With ``cut`` (and the compiled cutter), method bodies other than
+    ``__init__`` are left out of the parse and parsed when first asked for."""
+    if isinstance(source, str):
+        source = source.encode("utf-8")
+    module = None
+    if cut and _bodies is not None and not source.startswith(b"\xef\xbb\xbf") and (
+        _OTHER_CODING.match(source) is None
+    ):
+        found = _bodies.cut_bodies(source, _KEEP_WHOLE)
+        if found is not None and found[1]:
+            skeleton, cuts = found
+            try:
+                tree = ast.parse(skeleton, filename=filename)
+            except (SyntaxError, ValueError):
+                pass  # parsed whole below, which says what is wrong
+            else:
+                module = _Module(skeleton.splitlines(), filename, source, {(c[0], c[1]): c[2:] for c in cuts})
+    if module is None:
+        tree = ast.parse(source, filename=filename)
+        module = _Module(source.splitlines())
+    info = ModuleInfo({}, {}, {}, {}, [], {}, is_package)
+    _bind(info, module, tree.body, False, True)
     return info

@@ -83,7 +83,7 @@ class Analysis:
         self.root = root
         self.files = files  # path -> module
         self.found = AuditResult()  # collects why a file could not be read or parsed
-        self.sources = Sources(Cache(None, False), self.found, set(files))
+        self.sources = Sources(Cache(None, False), self.found, set(files), whole=True)
         self.project = Project([root], self.sources.summary, text=self.sources.read)
         self._trees: dict[str, ast.Module] = {}
 
