@@ -21,8 +21,8 @@
  * line body_start is on; non_ascii: whether the body has a byte >= 0x80 (an
  * identifier there may be spelled in a way a byte search cannot see).
  *
- * Functions named in `keep` (a tuple of bytes) are left whole. Nothing is
- * cut inside a body that is cut.
+ * Functions named in `keep` (a tuple of bytes) are left whole, with every
+ * function nested in them. Nothing is cut inside a body that is cut.
  *
  * Returns None for anything it does not lex with certainty (an unterminated
  * string, unbalanced brackets, a carriage return, a block header with no
@@ -183,6 +183,7 @@ typedef struct {
     Py_ssize_t colon, body_start, body_end;
     long body_line;
     int non_ascii;
+    int kept; /* a body left whole: nothing in it is cut either */
 } Cut;
 
 static int word_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t at, const char *word) {
@@ -246,7 +247,8 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
     int depth = 0;
     int at_line_start = 1;
     /* the logical line being read */
-    int header = 0;           /* it starts with a def that may be cut */
+    int header = 0;           /* it starts with a def */
+    int header_kept = 0;      /* named in `keep` */
     long header_line = 0, header_col = 0, header_indent = 0;
     Py_ssize_t colon = -1;    /* its first colon outside brackets */
     int after_colon = 0;      /* code follows that colon on the same line */
@@ -292,7 +294,7 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
                 } else {
                     if (body_statements == 0) return 0; /* a header with no body */
                     open.body_end = line_start;
-                    if (!push(cuts, open)) return -1;
+                    if (!open.kept && !push(cuts, open)) return -1;
                     cutting = 0;
                 }
             }
@@ -301,7 +303,8 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
                 if (name >= 0) {
                     Py_ssize_t end = name;
                     while (end < n && is_ident(s[end])) end++;
-                    header = end > name && !kept(keep, s + name, end - name);
+                    header = end > name;
+                    header_kept = header && kept(keep, s + name, end - name);
                     header_line = L->line;
                     header_col = (long)(j - line_start);
                     header_indent = column;
@@ -325,6 +328,7 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
                         open.colon = colon;
                         open.body_start = L->i;
                         open.body_line = L->line;
+                        open.kept = header_kept;
                     }
                     header = 0;
                     at_line_start = 1;
@@ -380,7 +384,7 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
     if (cutting) {
         if (body_statements == 0) return 0;
         open.body_end = n;
-        if (!push(cuts, open)) return -1;
+        if (!open.kept && !push(cuts, open)) return -1;
     }
     return 1;
 }
