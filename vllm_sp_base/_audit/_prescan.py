@@ -31,7 +31,7 @@ _FIRST_LINE_BLOCK = re.compile(_COMPOUND)
 _TOP_BLOCK = re.compile(rb"\n" + _COMPOUND)
 _TOP_STATEMENT = re.compile(rb"\n[^ \t\f\r\n#]")
 _COMMENT = re.compile(rb"#[^\n]*")
-_FROM_IMPORT = re.compile(rb"from[ \t]+(\w[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
+_FROM_IMPORT = re.compile(rb"from[ \t]+(\.*\w[\w.]*|\.+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
 _IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
 _OPENERS = re.compile(rb"[(\[{]")
 
@@ -242,7 +242,7 @@ def scan(text: bytes) -> FileScan:
         for name in names:
             if name.group(2) and name.group(2) != name.group(1):
                 aliases.append((name.group(2).decode(), name.group(1).decode()))
-            if at_top:
+            if at_top and not module.startswith("."):  # a relative import stays in its package
                 imported.append(((name.group(2) or name.group(1)).decode(), module))
     return FileScan([c for _, _, c in classes], aliases, imported)
 
