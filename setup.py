@@ -2,13 +2,16 @@
 
 from setuptools import Extension, setup
 
+LEXER = "vllm_sp_base/_audit/lexer/"
+
 setup(
     ext_modules=[
-        # The audit's body cutter (vllm_sp_base/_audit/_bodies.c). Optional: where
-        # it cannot be compiled the audit parses whole files, slower, same findings.
+        # The audit's compiled passes (pre-scan, body cutter). Optional: where it
+        # cannot be compiled the audit uses its pure-Python paths, slower, same findings.
         Extension(
-            "vllm_sp_base._audit._bodies",
-            sources=["vllm_sp_base/_audit/_bodies.c"],
+            "vllm_sp_base._audit._lexer",
+            sources=[LEXER + name for name in ("module.c", "lex.c", "bodies.c", "scan.c")],
+            depends=[LEXER + "lex.h"],
             extra_compile_args=["-O2"],
             optional=True,
         )

@@ -1,4 +1,4 @@
-"""The body cutter (``_bodies.c``): what it cuts parses back to exactly the
+"""The body cutter (``lexer/bodies.c``): what it cuts parses back to exactly the
 module it came from, and what it cannot lex with certainty it refuses."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-_bodies = pytest.importorskip("vllm_sp_base._audit._bodies", reason="the C cutter is not built")
-cut_bodies = _bodies.cut_bodies
+_lexer = pytest.importorskip("vllm_sp_base._audit._lexer", reason="the C lexer is not built")
+cut_bodies = _lexer.cut_bodies
 
 # Each source must round-trip: the skeleton's AST is the module's own with each
 # cut body emptied, and each body parses on its own to the statements it had.
@@ -35,13 +35,15 @@ ROUND_TRIP = (
     "async \\\n  def spread(self):\n    pass\n",
     "if True:\n    def in_block(self):\n        return 1\nelse:\n    def in_block(self):\n        return 2\n",
     "def only_comment_after_colon(self):  # type: () -> None\n    pass\n",
+    "def windows(self):\r\n    x = 1\r\n\r\n    return x\r\nclass A:\r\n    pass\r\n",
+    "def commented(  # type: ignore[override]\n    self,\n    *,\n    k: int,\n) -> None:\n    return self.k\n",
     "def nested_triple(self):\n    return '''a\n''' + \"\"\"b\n\"\"\"\n",
 )
 
 # Not lexed with certainty: None, and the caller parses the whole file.
 REFUSED = (
     "def f(self):\n    return 'unterminated\n",
-    "def f(self):\r\n    return 1\r\n",
+    "def f(self):\n    return 1\rx = 2\n",  # a lone carriage return
     "def f(self):\n# only a comment: no body\nx = 1\n",
     "def f(self):\n    return (1,\n",
     "x = )\n",
@@ -51,9 +53,13 @@ REFUSED = (
 
 def _without_cut_bodies(tree: ast.Module, keys: set[tuple[int, int]]) -> str:
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-            node.lineno, node.col_offset) in keys:
-            node.body = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if (node.lineno, node.col_offset) in keys:
+                node.body = []
+            # a signature is cut to its first parameter's name: all a summary reads
+            first = (node.args.posonlyargs + node.args.args)[:1]
+            node.args = ast.arguments([], [ast.arg(a.arg) for a in first], None, [], [], None, [])
+            node.returns = None
         if isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)):
             node.end_lineno = node.end_col_offset = None  # where a block ends moves with its body
     return ast.dump(tree, include_attributes=True)

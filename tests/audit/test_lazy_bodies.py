@@ -17,7 +17,7 @@ from vllm_sp_base._audit._summarize import summarize
 
 from .test_fixtures import TREE, expected, got
 
-pytestmark = pytest.mark.skipif(_summarize._bodies is None, reason="the C cutter is not built")
+pytestmark = pytest.mark.skipif(_summarize._lexer is None, reason="the C lexer is not built")
 
 
 def _equal_both_ways(path: Path) -> None:
@@ -29,7 +29,7 @@ def _equal_both_ways(path: Path) -> None:
 
 def test_the_cutter_is_compiled_where_the_readme_installs() -> None:
     # The Makefile builds it; without it the audit is correct but slow.
-    assert _summarize._bodies is not None
+    assert _summarize._lexer is not None
 
 
 def test_cut_and_whole_summaries_are_equal_on_the_fixture_tree() -> None:
@@ -117,7 +117,7 @@ def test_a_syntax_error_in_a_body_never_needed_is_seen_with_parse_all(tmp_path: 
 
 
 def test_without_the_compiled_cutter_the_findings_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_summarize, "_bodies", None)
+    monkeypatch.setattr(_summarize, "_lexer", None)
     result = audit([str(TREE)], cache=Cache(None, False))
     assert got(result) == expected(TREE)
     assert result.suppressed == 2

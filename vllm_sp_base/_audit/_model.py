@@ -70,7 +70,7 @@ class BodyDoesNotParse(Exception):
 class Method:
     """One method's self-attribute reads, sets, self-calls and init calls.
 
-    A method summarised from a cut module (see ``_bodies.c``) holds its
+    A method summarised from a cut module (see ``lexer/bodies.c``) holds its
     ``Body`` and is parsed the first time one of those is asked for."""
 
     __slots__ = ("_body", "_init_calls", "_reads", "_self_calls", "_sets", "line", "name")
@@ -162,3 +162,19 @@ class ModuleInfo:
     star_imports: list[Import]
     classes: dict[str, ClassInfo]
     is_package: bool
+
+
+def detach_sources(info: ModuleInfo) -> None:
+    """Drop the module's bytes from its unparsed bodies: a worker sends the
+    summary back without them, and ``attach_sources`` puts them back."""
+    for cls in info.classes.values():
+        for method in cls.methods.values():
+            if method._body is not None:
+                method._body.source = b""
+
+
+def attach_sources(info: ModuleInfo, source: bytes) -> None:
+    for cls in info.classes.values():
+        for method in cls.methods.values():
+            if method._body is not None:
+                method._body.source = source

@@ -9,9 +9,15 @@ real vLLM tree.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+try:
+    from vllm_sp_base._audit import _lexer
+except ImportError:  # not compiled here: the regular expressions below read the text
+    _lexer = None  # type: ignore[assignment]
 
 # Every pattern starts with a literal, so ``re`` can skip ahead with a fast
 # substring search instead of trying each position (10x on the vLLM tree).
@@ -204,6 +210,39 @@ def _line_start(text: bytes, offset: int) -> int:
 
 
 def scan(text: bytes) -> FileScan:
+    """What the pre-scan needs of one module: lexed by ``lexer/scan.c`` where
+    it is compiled (exact: nothing in a string or comment counts), else read
+    with the regular expressions below (which over-approximate)."""
+    if _lexer is not None:
+        found = _lexer.scan(text)
+        if found is not None:
+            classes, aliases, imported = found
+            scanned = FileScan([ClassScan(*c) for c in classes], aliases, imported)
+            return scanned if text.isascii() else _normalised(scanned)
+    return scan_by_patterns(text)
+
+
+def scan_releases_the_gil() -> bool:
+    """Whether ``scan`` runs compiled, without the GIL: threads then scan in parallel."""
+    return _lexer is not None
+
+
+def _normalised(scanned: FileScan) -> FileScan:
+    """Names as ``ast`` reads them: NFKC, as Python normalises identifiers."""
+
+    def nfkc(name: str) -> str:
+        return name if name.isascii() else unicodedata.normalize("NFKC", name)
+
+    for cls in scanned.classes:
+        cls.name = nfkc(cls.name)
+        cls.bases = tuple(map(nfkc, cls.bases))
+        cls.dotted_bases = tuple(map(nfkc, cls.dotted_bases))
+    scanned.aliases = [(nfkc(a), nfkc(o)) for a, o in scanned.aliases]
+    scanned.imported = [(nfkc(n), m) for n, m in scanned.imported]
+    return scanned
+
+
+def scan_by_patterns(text: bytes) -> FileScan:
     classes: list[tuple[int, int, ClassScan]] = []  # (offset, indent, scan)
     for match in _CLASS.finditer(text):
         begin = _line_start(text, match.start())

@@ -20,9 +20,9 @@ from vllm_sp_base._audit._model import (
 )
 
 try:
-    from vllm_sp_base._audit import _bodies
+    from vllm_sp_base._audit import _lexer
 except ImportError:  # not compiled here: whole files are parsed
-    _bodies = None  # type: ignore[assignment]
+    _lexer = None  # type: ignore[assignment]
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 def dotted(node: ast.expr) -> str | None:
@@ -436,10 +436,10 @@ def summarize(source: str | bytes, filename: str, is_package: bool, cut: bool = 
     if isinstance(source, str):
         source = source.encode("utf-8")
     module = None
-    if cut and _bodies is not None and not source.startswith(b"\xef\xbb\xbf") and (
+    if cut and _lexer is not None and not source.startswith(b"\xef\xbb\xbf") and (
         _OTHER_CODING.match(source) is None
     ):
-        found = _bodies.cut_bodies(source, _KEEP_WHOLE)
+        found = _lexer.cut_bodies(source, _KEEP_WHOLE)
         if found is not None and found[1]:
             skeleton, cuts = found
             try:

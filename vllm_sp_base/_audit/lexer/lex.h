@@ -1,0 +1,52 @@
+/* The Python lexing shared by the audit's C passes: logical lines, strings
+ * with their prefixes, f- and t-string fields as in PEP 701, comments,
+ * brackets and continuation lines. */
+
+#ifndef VLLM_SP_BASE_LEX_H
+#define VLLM_SP_BASE_LEX_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+typedef struct {
+    const unsigned char *s;
+    Py_ssize_t n;   /* lexing stops here: the end of the source or of a range */
+    Py_ssize_t i;
+    long line;      /* the line L->i is on */
+    int failed;
+} Lexer;
+
+/* One logical line: from its first token to the newline that ends it. */
+typedef struct {
+    Py_ssize_t physical;  /* where its first physical line starts (its indentation) */
+    Py_ssize_t start, end; /* its first token; the newline closing it (or the end) */
+    Py_ssize_t last;       /* its last significant character */
+    long indent;           /* its indentation, tabs to multiples of 8 */
+    long line;             /* the line of its first token */
+    int block;             /* it ends with a colon outside brackets: a block header */
+} Line;
+
+extern unsigned char LEX_IDENT[256];
+#define lex_is_ident(c) (LEX_IDENT[(unsigned char)(c)])
+
+/* Fills the tables; once, before anything else here. */
+void lex_init(void);
+
+/* The next logical line from L->i: 1, 0 at the end, -1 where the source does
+ * not lex (an unterminated string, unbalanced brackets, a carriage return). */
+int lex_next_line(Lexer *L, Line *line);
+/* A string whose opening quote is at L->i; after it, L->i is past the closing quote. */
+int lex_skip_string(Lexer *L, int templated, int raw);
+/* A name at L->i; a string too when the name is its prefix. */
+int lex_skip_name_or_string(Lexer *L);
+/* `word` at `at`, followed by a blank or a continuation. */
+int lex_word_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t at, const char *word);
+/* Past blanks and backslash continuations. */
+Py_ssize_t lex_skip_blanks(const unsigned char *s, Py_ssize_t n, Py_ssize_t at);
+/* The `def` or `async def` at the start of a logical line: the offset of its name, or -1. */
+Py_ssize_t lex_def_name_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t at);
+
+PyObject *cut_bodies(PyObject *module, PyObject *args);
+PyObject *scan(PyObject *module, PyObject *args);
+
+#endif

@@ -1,0 +1,19 @@
+/* vllm_sp_base._audit._lexer: the audit's compiled passes over Python source. */
+
+#include "lex.h"
+
+static PyMethodDef methods[] = {
+    {"cut_bodies", cut_bodies, METH_VARARGS,
+     "cut_bodies(source, keep) -> (skeleton, cuts) or None: see bodies.c."},
+    {"scan", scan, METH_VARARGS, "scan(source) -> (classes, aliases, imported) or None: see scan.c."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_lexer", "The audit's compiled passes over Python source.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__lexer(void) {
+    lex_init();
+    return PyModule_Create(&module_def);
+}
