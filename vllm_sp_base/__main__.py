@@ -1,3 +1,3 @@
-from vllm_sp_base._main import main
+from vllm_sp_base._main import console
 
-raise SystemExit(main())
+console()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -57,6 +59,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("vllm-sp-base: interrupted", file=sys.stderr)
         return 130
     return code
+
+
+def console() -> NoReturn:
+    """The ``vllm-sp-base`` command: ``main``, then exit without tearing the
+    interpreter down (freeing an audit's objects one by one only costs time).
+
+    The cyclic collector stays off: an audit leaves millions of objects behind
+    that a command about to exit need not have walked (~0.05-0.08 s on vLLM)."""
+    gc.disable()
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # a reader that stopped early, such as `| head`
+        code = code or 1
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,7 @@ class Project:
         self._modules: dict[str, ModuleInfo | None] = {}
         self._mro: dict[ClassRef, list[MroEntry]] = {}
         self._bases: dict[ClassRef, list[MroEntry]] = {}
+        self._star_importing: dict[str, bool] = {}  # module -> its source has ``import *``
         #: When a set, modules not loaded yet are not loaded: resolving a base
         #: stops at the first such module, whose file is collected here for a
         #: parallel prefetch.
@@ -174,7 +175,12 @@ class Project:
         data = self._text(located[0]) if located is not None and located[0] else None
         if data is None:
             return True
-        return name.encode() in data or _STAR_IMPORT.search(data) is not None
+        if name.encode() in data:
+            return True
+        star = self._star_importing.get(module)
+        if star is None:
+            star = self._star_importing[module] = _STAR_IMPORT.search(data) is not None
+        return star
 
     def resolve(self, module: str, dotted_name: str, depth: int = 0) -> Target | None:
         """What ``dotted_name``, written in ``module``, refers to."""
