@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import copy
+import json
+import subprocess
+import sys
 from importlib.resources import files
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from vllm_sp_base._main import main
+
+from .test_fixtures import expected
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 REQUIRED_KEYS = {"code", "severity", "path", "line", "class", "attribute", "method",
@@ -121,3 +124,13 @@ def test_cache_gives_the_same_findings(capsys: pytest.CaptureFixture[str], tmp_p
     main(argv)
     warm = json.loads(capsys.readouterr().out)["findings"]
     assert cold == warm and list(tmp_path.iterdir())
+
+
+def test_the_command_flushes_its_output_and_exit_code_before_its_hard_exit() -> None:
+    # `vllm-sp-base` skips interpreter teardown (os._exit): what it printed must still arrive.
+    ran = subprocess.run(
+        [sys.executable, "-m", "vllm_sp_base", "audit", "--no-cache", "--format", "json", str(TREE)],
+        capture_output=True, text=True, check=False,
+    )
+    assert ran.returncode == 1
+    assert len(json.loads(ran.stdout)["findings"]) == len(expected(TREE))

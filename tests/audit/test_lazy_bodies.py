@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit import _summarize
+from vllm_sp_base._audit import _prescan, _summarize
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._cli import installed_vllm
 from vllm_sp_base._audit._engine import audit
@@ -116,8 +116,10 @@ def test_a_syntax_error_in_a_body_never_needed_is_seen_with_parse_all(tmp_path: 
     assert path.endswith("unused.py") and reason.startswith("does not parse (line 9)")
 
 
-def test_without_the_compiled_cutter_the_findings_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_compiled_lexer_the_findings_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No compiler where it was installed: regular expressions pre-scan, whole files are parsed.
     monkeypatch.setattr(_summarize, "_lexer", None)
+    monkeypatch.setattr(_prescan, "_lexer", None)
     result = audit([str(TREE)], cache=Cache(None, False))
     assert got(result) == expected(TREE)
     assert result.suppressed == 2

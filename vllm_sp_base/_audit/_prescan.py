@@ -40,6 +40,7 @@ _COMMENT = re.compile(rb"#[^\n]*")
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\.*\w[\w.]*|\.+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
 _IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
 _OPENERS = re.compile(rb"[(\[{]")
+_DOTTED = re.compile(rb"\w+(?:\s*\.\s*\w+)*")
 
 
 @dataclass(slots=True)
@@ -105,11 +106,11 @@ def _bases_of(parts: list[bytes]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         part = part.strip()
         if not part or re.match(rb"^\w+\s*=(?!=)", part) or part.startswith(b"*"):
             continue
-        head = re.match(rb"[\w.]+", part)
+        head = _DOTTED.match(part)
         if head is None:
             bases.append("?")  # an expression: unknown
             continue
-        last = head.group().rsplit(b".", 1)[-1].decode("ascii", "replace")
+        last = head.group().rsplit(b".", 1)[-1].strip().decode("ascii", "replace")
         bases.append(last)
         if b"." in head.group():
             dotted.append(last)
@@ -270,8 +271,13 @@ def scan_by_patterns(text: bytes) -> FileScan:
                     break
                 if class_indent < indent:
                     owner = info
-            if owner is not None and not owner.has_init:
-                _scan_init(text, match, indent, owner)
+            if owner is not None:
+                # Another ``__init__`` (under if/else): the class chains only if each does.
+                init = ClassScan(owner.name, owner.bases, owner.dotted_bases, False, False, False)
+                _scan_init(text, match, indent, init)
+                owner.init_chains = init.init_chains and (owner.init_chains or not owner.has_init)
+                owner.init_sets = owner.init_sets or init.init_sets
+                owner.has_init = True
     aliases = _module_level_aliases(text)
     imported: list[tuple[str, str]] = []
     for match in _FROM_IMPORT.finditer(text):

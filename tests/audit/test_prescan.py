@@ -1,0 +1,152 @@
+"""The pre-scan: the compiled lexer (``lexer/scan.c``) and its regular-expression
+fallback each over-approximate what the summaries would say; the compiled one
+reads strings, comments and scopes exactly."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vllm_sp_base._audit import _prescan
+from vllm_sp_base._audit._cli import installed_vllm
+from vllm_sp_base._audit._prescan import FileScan, scan, scan_by_patterns
+
+from .test_fixtures import TREE
+
+pytestmark = pytest.mark.skipif(_prescan._lexer is None, reason="the C lexer is not built")
+
+
+@dataclass(frozen=True)
+class Case:
+    source: str
+    classes: tuple[tuple[str, tuple[str, ...], bool, bool, bool], ...] = ()  # name, bases, init, chains, sets
+    aliases: tuple[tuple[str, str], ...] = ()
+    imported: tuple[tuple[str, str], ...] = ()
+
+
+CASES = (
+    Case('s = """\nclass Fake(Base):\n    pass\n"""\n# class AlsoFake(Base):\n'),
+    Case("class A(mod.Base, Mixin, metaclass=M, *more, **kw):\n    pass\n",
+         (("A", ("Base", "Mixin"), False, False, False),)),
+    Case("class A(Generic[T], make_base()):\n    x = 1\n", (("A", ("Generic", "make_base"), False, False, False),)),
+    Case("class A(pkg . sub . Base):\n    pass\n", (("A", ("Base",), False, False, False),)),
+    Case("class A((Base)):\n    pass\n", (("A", ("?",), False, False, False),)),
+    Case("class A[T](Base):\n    pass\n", (("A", ("Base",), False, False, False),)),
+    Case("class A(Base):\n    def __init__(self):\n        super().__init__()\n        self.x = 1\n",
+         (("A", ("Base",), True, True, True),)),
+    Case("class A(Base):\n    def __init__(this):\n        Base.__init__(this)\n",
+         (("A", ("Base",), True, True, False),)),
+    Case("class A(Base):\n    def __init__(self):\n        super(A, self).__init__()\n",
+         (("A", ("Base",), True, True, False),)),
+    Case("class A(Base):\n    def __init__(self):\n        super(Base, self).__init__()\n",
+         (("A", ("Base",), True, False, False),)),
+    Case("class A(Base, Other):\n    def __init__(self):\n        Base.__init__(self)\n",
+         (("A", ("Base", "Other"), True, False, False),)),
+    Case("class A(Base):\n    def __init__(self):\n        if x:\n            super().__init__()\n",
+         (("A", ("Base",), True, False, False),)),
+    Case("class A(Base):\n    def __init__(self): super().__init__(); self.y = 2\n",
+         (("A", ("Base",), True, True, True),)),
+    Case("class A(Base):\n    def __init__(self):\n        setattr(self, 'x', 1)\n",
+         (("A", ("Base",), True, False, True),)),
+    # every __init__ must chain for the class to chain
+    Case("class A(Base):\n    if x:\n        def __init__(self):\n            super().__init__()\n"
+         "    else:\n        def __init__(self):\n            pass\n", (("A", ("Base",), True, False, False),)),
+    # an __init__ nested in a method is not the class's
+    Case("class A:\n    def m(self):\n        def __init__(self):\n            pass\n", (("A", (), False, False, False),)),
+    Case("class Outer:\n    class Inner(Base):\n        def __init__(self):\n            pass\n"
+         "    def __init__(self):\n        super().__init__()\n",
+         (("Outer", (), True, True, False), ("Inner", ("Base",), True, False, False))),
+    Case("Alias = pkg.Base\nSame = pkg.Same\nif TYPE_CHECKING:\n    Other: type = (\n        Thing\n    )\n"
+         "x = 1; Short = Base\nif x: Inline = Base\nChained = Also = Base\n",
+         aliases=(("Alias", "Base"), ("Other", "Thing"), ("Short", "Base"), ("Inline", "Base"))),
+    Case("class C:\n    Hidden = Base\ndef f():\n    Local = Base\n", (("C", (), False, False, False),)),
+    Case("from .sibling import Base as Renamed, Other\nfrom pkg.mod import (A as B,  # c\n    C)\n"
+         "def f():\n    from x import Y as Z\n",
+         aliases=(("Renamed", "Base"), ("B", "A"), ("Z", "Y")),
+         imported=(("B", "pkg.mod"), ("C", "pkg.mod"), ("Z", "x"))),
+    Case("class Ñame(Bäse):\n    pass\nﬁrst = Ñame\n", (("Ñame", ("Bäse",), False, False, False),),
+         aliases=(("first", "Ñame"),)),  # identifiers as Python normalises them (NFKC)
+)
+
+
+def _as_case(found: FileScan) -> tuple[object, ...]:
+    return (
+        tuple((c.name, c.bases, c.has_init, c.init_chains, c.init_sets) for c in found.classes),
+        tuple(found.aliases),
+        tuple(found.imported),
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
+def test_compiled_scan_reads_each_case_exactly(case: Case) -> None:
+    assert _as_case(scan(case.source.encode())) == (case.classes, case.aliases, case.imported)
+
+
+@pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
+def test_the_fallback_never_says_less(case: Case) -> None:
+    """Where the regular expressions differ from the lexer, it is towards more
+    candidates: a class that may skip (chains False) or may set (sets True)."""
+    fallback = {c.name: c for c in scan_by_patterns(case.source.encode()).classes}
+    for name, bases, _, chains, sets in case.classes:
+        if name.isascii() and name in fallback:
+            seen = fallback[name]
+            assert set(bases) <= set(seen.bases) | {"?"}
+            assert seen.init_chains <= chains or not seen.has_init
+            assert seen.init_sets >= sets or not seen.has_init
+
+
+def _classes_by_ast(source: bytes) -> list[tuple[str, tuple[str, ...]]]:
+    def head(node: ast.expr) -> str:
+        while isinstance(node, (ast.Subscript, ast.Call, ast.Attribute)):
+            if isinstance(node, ast.Attribute):
+                return node.attr
+            node = node.value if isinstance(node, ast.Subscript) else node.func
+        return node.id if isinstance(node, ast.Name) else "?"
+
+    nodes = sorted((n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)),
+                   key=lambda n: (n.lineno, n.col_offset))
+    return [(n.name, tuple(head(b) for b in n.bases if not isinstance(b, ast.Starred))) for n in nodes]
+
+
+def _assert_classes_as_ast_sees_them(path: Path) -> None:
+    data = path.read_bytes()
+    found = scan(data)
+    assert [(c.name, c.bases) for c in found.classes] == _classes_by_ast(data), path
+
+
+def test_classes_and_bases_are_what_ast_sees_on_the_fixture_tree() -> None:
+    for path in sorted(TREE.rglob("*.py")):
+        if path.name != "broken_syntax.py":
+            _assert_classes_as_ast_sees_them(path)
+
+
+@pytest.mark.slow
+def test_classes_and_bases_are_what_ast_sees_on_the_real_vllm_tree() -> None:
+    location = installed_vllm()
+    if location is None:
+        pytest.skip("vLLM is not installed")
+    for path in sorted(Path(location).rglob("*.py")):
+        _assert_classes_as_ast_sees_them(path)
+
+
+_PIECES = st.sampled_from([
+    b'"', b"'", b'"""', b"'''", b"\\", b"\n", b"\r", b"\r\n", b"#", b"(", b")", b"[", b"]", b"{",
+    b"}", b":", b";", b'f"', b"rb'", b"\\N{", b"def ", b"class ", b"async def ", b"__init__",
+    b"\t", b"    ", b"\x00", b"\xff", b"from . import ", b" as ", b"=", b"self.", b"x", b"1",
+    b"super().__init__()", b"A(B)",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=60).map(b"".join))
+def test_any_bytes_are_scanned_or_refused_never_a_crash(source: bytes) -> None:
+    found = _prescan._lexer.scan(source)
+    assert found is None or len(found) == 3
+    assert scan(source) is not None  # refused by the lexer: the fallback reads it
+    cut = _prescan._lexer.cut_bodies(source, (b"__init__",))
+    assert cut is None or cut[0].count(b"\n") == source.count(b"\n")
