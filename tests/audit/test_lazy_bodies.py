@@ -3,14 +3,12 @@ it, and what comes out is what parsing the whole file gives."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from vllm_sp_base._audit import _prescan, _summarize
 from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._cli import installed_vllm
 from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo
 from vllm_sp_base._audit._summarize import summarize
@@ -32,21 +30,14 @@ def test_the_cutter_is_compiled_where_the_readme_installs() -> None:
     assert _summarize._lexer is not None
 
 
-def test_cut_and_whole_summaries_are_equal_on_the_fixture_tree() -> None:
-    files = [p for p in sorted(TREE.rglob("*.py")) if p.name != "broken_syntax.py"]
-    assert len(files) > 10
-    for path in files:
+def test_cut_and_whole_summaries_are_equal_on_the_fixture_tree(fixture_files: list[Path]) -> None:
+    for path in fixture_files:
         _equal_both_ways(path)
 
 
 @pytest.mark.slow
-def test_cut_and_whole_summaries_are_equal_on_the_real_vllm_tree() -> None:
-    location = installed_vllm()
-    if location is None:
-        pytest.skip("vLLM is not installed")
-    files = sorted(Path(location).rglob("*.py"))
-    assert len(files) > 3000
-    for path in files:
+def test_cut_and_whole_summaries_are_equal_on_the_real_vllm_tree(vllm_files: list[Path]) -> None:
+    for path in vllm_files:
         _equal_both_ways(path)
 
 

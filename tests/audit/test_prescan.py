@@ -13,10 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_sp_base._audit import _prescan
-from vllm_sp_base._audit._cli import installed_vllm
 from vllm_sp_base._audit._prescan import FileScan, scan, scan_by_patterns
-
-from .test_fixtures import TREE
 
 pytestmark = pytest.mark.skipif(_prescan._lexer is None, reason="the C lexer is not built")
 
@@ -119,18 +116,14 @@ def _assert_classes_as_ast_sees_them(path: Path) -> None:
     assert [(c.name, c.bases) for c in found.classes] == _classes_by_ast(data), path
 
 
-def test_classes_and_bases_are_what_ast_sees_on_the_fixture_tree() -> None:
-    for path in sorted(TREE.rglob("*.py")):
-        if path.name != "broken_syntax.py":
-            _assert_classes_as_ast_sees_them(path)
+def test_classes_and_bases_are_what_ast_sees_on_the_fixture_tree(fixture_files: list[Path]) -> None:
+    for path in fixture_files:
+        _assert_classes_as_ast_sees_them(path)
 
 
 @pytest.mark.slow
-def test_classes_and_bases_are_what_ast_sees_on_the_real_vllm_tree() -> None:
-    location = installed_vllm()
-    if location is None:
-        pytest.skip("vLLM is not installed")
-    for path in sorted(Path(location).rglob("*.py")):
+def test_classes_and_bases_are_what_ast_sees_on_the_real_vllm_tree(vllm_files: list[Path]) -> None:
+    for path in vllm_files:
         _assert_classes_as_ast_sees_them(path)
 
 
