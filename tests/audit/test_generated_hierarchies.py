@@ -92,7 +92,7 @@ def _source(specs: list[Spec], start: int, stop: int) -> str:
         spec = specs[i]
         spelled, binding = _alias_lines(i, spec, start)
         lines += binding
-        bases = ([f"Mixin"] if spec.mixin else []) + ([spelled] if spec.base is not None else [])
+        bases = (["Mixin"] if spec.mixin else []) + ([spelled] if spec.base is not None else [])
         lines.append(f"class C{i}({', '.join(bases)}):" if bases else f"class C{i}:")
         lines.append("    marker = 0")
         if spec.init:
