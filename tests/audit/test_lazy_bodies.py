@@ -50,6 +50,25 @@ def test_a_method_is_parsed_only_when_asked_for() -> None:
     assert "unparsed" not in repr(method) and method.may_name([b"b"])
 
 
+@pytest.mark.parametrize(("body", "named"), [
+    ("return self.flag", True),
+    ("return other.flag", True),  # another object's: cannot tell, so yes
+    ("return self . flag", True),
+    ("return (self.\n        flag)", True),
+    ("return self.\\\n        flag", True),
+    ("return (self.  # why\n        flag)", True),
+    ("flag = 1\n        return flag", False),  # a local of that name is no attribute
+    ("return self.flags", False),
+    ("return flag_of(self)", False),
+])
+def test_may_name_looks_for_the_name_after_a_dot(body: str, named: bool) -> None:
+    source = f"class A:\n    def m(self):\n        {body}\n"
+    method = summarize(source.encode(), "a.py", False).classes["A"].methods["m"]
+    assert method.may_name([b"flag"]) is named
+    # and where it says no, the parsed method indeed neither reads nor sets it
+    assert named or "flag" not in {r.attr for r in method.reads} | set(method.sets)
+
+
 def test_may_name_is_conservative_where_bytes_cannot_tell() -> None:
     source = (
         "class A:\n"
