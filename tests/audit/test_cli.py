@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import subprocess
 import sys
 from importlib.resources import files
@@ -134,3 +135,19 @@ def test_the_command_flushes_its_output_and_exit_code_before_its_hard_exit() -> 
     )
     assert ran.returncode == 1
     assert len(json.loads(ran.stdout)["findings"]) == len(expected(TREE))
+
+
+def test_the_cache_is_keyed_by_the_compiled_lexer_and_its_sources_too(tmp_path: Path) -> None:
+    import vllm_sp_base._audit as audit_package
+    from vllm_sp_base._audit._cache import _tool_fingerprint
+
+    copy_of = tmp_path / "_audit"
+    shutil.copytree(Path(audit_package.__file__).parent, copy_of,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    before = _tool_fingerprint(str(copy_of))
+    assert _tool_fingerprint(str(copy_of)) == before
+    for changed in ("lexer/scan.c", "lexer/lex.h", "_prescan.py"):
+        path = copy_of / changed
+        path.write_bytes(path.read_bytes() + b"\n")
+        assert _tool_fingerprint(str(copy_of)) != before, changed
+        before = _tool_fingerprint(str(copy_of))

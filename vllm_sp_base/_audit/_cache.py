@@ -18,15 +18,17 @@ from vllm_sp_base import __version__
 _FORMAT = 2
 
 
-def _tool_fingerprint() -> str:
-    """The version plus a digest of the audit's own code, so a changed analysis
-    never reads results an older one cached (editable installs included)."""
+def _tool_fingerprint(here: str = os.path.dirname(os.path.abspath(__file__))) -> str:
+    """The version plus a digest of the audit's own code (its Python, its C
+    sources and the compiled lexer, if any), so a changed analysis never reads
+    results an older one cached (editable installs included)."""
     digest = hashlib.blake2b(f"{__version__}/{_FORMAT}".encode(), digest_size=8)
-    here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
-        if name.endswith((".py", ".c")):
-            with open(os.path.join(here, name), "rb") as handle:
-                digest.update(handle.read())
+    for directory, subdirs, names in sorted(os.walk(here)):
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith((".py", ".c", ".h", ".so", ".pyd")):
+                with open(os.path.join(directory, name), "rb") as handle:
+                    digest.update(name.encode() + b"\0" + handle.read())
     return digest.hexdigest()
 
 
