@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_sp_base._audit import _prescan
-from vllm_sp_base._audit._prescan import FileScan, scan, scan_by_patterns
+from vllm_sp_base._audit._prescan import FileScan, scan
+from vllm_sp_base._audit._prescan_patterns import scan_by_patterns
 
 pytestmark = pytest.mark.skipif(_prescan._lexer is None, reason="the C lexer is not built")
 

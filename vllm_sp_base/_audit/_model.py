@@ -102,7 +102,7 @@ class Method:
 
     def _loaded(self) -> Method:
         if self._body is not None:
-            from vllm_sp_base._audit._summarize import summarize_body
+            from vllm_sp_base._audit._methods import summarize_body
 
             body, self._body = self._body, None
             try:
