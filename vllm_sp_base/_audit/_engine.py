@@ -63,6 +63,7 @@ class Sources:
         self.keys: dict[str, bytes] = {}
         self.memo: dict[bytes, Any] = {}
         self.reported: set[str] = set()
+        self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
         self.workers = _Workers(self.texts)
 
     def _lookup(self, key: bytes) -> Any:
@@ -118,13 +119,17 @@ class Sources:
     def _decodable(self, path: str, data: bytes) -> bool:
         if data.isascii():
             return True
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            if not _CODING.search(data, 0, 400):
-                self.problem(path, f"not UTF-8 (byte {error.start}) and no coding declaration")
-                return False
-        return True
+        known = self.decodable.get(path)
+        if known is None:  # decoded once, though scan and summary both ask
+            try:
+                data.decode("utf-8")
+                known = True
+            except UnicodeDecodeError as error:
+                known = _CODING.search(data, 0, 400) is not None
+                if not known:
+                    self.problem(path, f"not UTF-8 (byte {error.start}) and no coding declaration")
+            self.decodable[path] = known
+        return known
 
     def summarised(self, path: str) -> bool:
         if self.read(path) is None:

@@ -113,20 +113,8 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
         if (open.paren >= line.end || s[open.paren] != '(') {
             open.paren = -1; /* type parameters first: left as written */
         } else {
-            open.first = open.paren + 1;
-            while (open.first < line.end) { /* past blanks, line breaks and comments */
-                unsigned char c = s[open.first];
-                if (c == '#') {
-                    while (open.first < line.end && s[open.first] != '\n') open.first++;
-                } else if (c == ' ' || c == '\t' || c == '\f' || c == '\n' || c == '\\' || c == '\r') {
-                    open.first++;
-                } else {
-                    break;
-                }
-            }
-            open.first_end = open.first;
-            if (open.first < line.end && !(s[open.first] >= '0' && s[open.first] <= '9'))
-                while (open.first_end < line.end && lex_is_ident(s[open.first_end])) open.first_end++;
+            open.first = lex_skip_space(s, open.paren + 1, line.end);
+            open.first_end = lex_name_end(s, open.first, line.end);
         }
     }
     if (found < 0 || L->failed) return 0;

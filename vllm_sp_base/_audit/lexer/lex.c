@@ -320,3 +320,77 @@ Py_ssize_t lex_def_name_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t at) 
     if (!lex_word_at(s, n, at, "def")) return -1;
     return lex_skip_blanks(s, n, at + 3);
 }
+
+/* Past blanks, comments, continuations and (inside brackets) newlines, up to `end`. */
+Py_ssize_t lex_skip_space(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
+    while (at < end) {
+        unsigned char c = s[at];
+        if (c == ' ' || c == '\t' || c == '\f' || c == '\n' || c == '\\' || c == '\r') {
+            at++;
+        } else if (c == '#') {
+            while (at < end && s[at] != '\n') at++;
+        } else {
+            break;
+        }
+    }
+    return at;
+}
+
+Py_ssize_t lex_name_end(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
+    if (at < end && lex_is_ident(s[at]) && !(s[at] >= '0' && s[at] <= '9'))
+        while (at < end && lex_is_ident(s[at])) at++;
+    return at;
+}
+
+/* Whether [at, end) is `word`. */
+int lex_is_name(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *word) {
+    Py_ssize_t k = 0;
+    for (; at + k < end; k++)
+        if (word[k] == '\0' || s[at + k] != (unsigned char)word[k]) return 0;
+    return word[k] == '\0';
+}
+
+/* From `at` to the next ',' or closing bracket outside brackets (or `stop`),
+ * with strings skipped. */
+Py_ssize_t lex_skip_to(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *stops) {
+    Lexer L = {s, end, at, 0, 0};
+    int depth = 0;
+    while (L.i < end) {
+        unsigned char c = s[L.i];
+        if (depth == 0 && strchr(stops, c) != NULL && c != '\0') return L.i;
+        if (c == '"' || c == '\'') {
+            if (!lex_skip_string(&L, 0, 0)) return end;
+        } else if (lex_is_ident(c)) {
+            if (!lex_skip_name_or_string(&L)) return end;
+        } else if (c == '#') {
+            while (L.i < end && s[L.i] != '\n') L.i++;
+        } else {
+            if (c == '(' || c == '[' || c == '{') depth++;
+            if (c == ')' || c == ']' || c == '}') depth--;
+            L.i++;
+        }
+    }
+    return end;
+}
+
+/* A dotted name at `at`: its end, its last part [*last, *last_end), how many parts. */
+Py_ssize_t lex_dotted_at(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
+                            Py_ssize_t *last, Py_ssize_t *last_end, int *parts) {
+    *parts = 0;
+    Py_ssize_t stop = lex_name_end(s, at, end);
+    if (stop == at) return at;
+    *last = at;
+    *last_end = stop;
+    *parts = 1;
+    for (;;) {
+        Py_ssize_t dot = lex_skip_space(s, stop, end);
+        if (dot >= end || s[dot] != '.') return stop;
+        Py_ssize_t next = lex_skip_space(s, dot + 1, end);
+        Py_ssize_t next_end = lex_name_end(s, next, end);
+        if (next_end == next) return stop;
+        *last = next;
+        *last_end = next_end;
+        (*parts)++;
+        stop = next_end;
+    }
+}

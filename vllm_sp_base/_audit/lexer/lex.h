@@ -46,6 +46,19 @@ Py_ssize_t lex_skip_blanks(const unsigned char *s, Py_ssize_t n, Py_ssize_t at);
 /* The `def` or `async def` at the start of a logical line: the offset of its name, or -1. */
 Py_ssize_t lex_def_name_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t at);
 
+/* Within a logical line's bytes [at, end): */
+/* past blanks, comments, continuations and (inside brackets) line breaks; */
+Py_ssize_t lex_skip_space(const unsigned char *s, Py_ssize_t at, Py_ssize_t end);
+/* the end of the name at `at` (`at` itself if none starts there); */
+Py_ssize_t lex_name_end(const unsigned char *s, Py_ssize_t at, Py_ssize_t end);
+/* whether [at, end) is `word`; */
+int lex_is_name(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *word);
+/* the first of `stops` outside brackets and strings (or `end`); */
+Py_ssize_t lex_skip_to(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *stops);
+/* the dotted name at `at`: its end, its last part, how many parts. */
+Py_ssize_t lex_dotted_at(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
+                         Py_ssize_t *last, Py_ssize_t *last_end, int *parts);
+
 PyObject *cut_bodies(PyObject *module, PyObject *args);
 PyObject *scan(PyObject *module, PyObject *args);
 

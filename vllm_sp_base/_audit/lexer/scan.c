@@ -26,104 +26,9 @@
  * the source does not lex; the caller then uses the regular expressions.
  */
 
-#include "lex.h"
+#include "scan.h"
 
 #include <string.h>
-
-/* Past blanks, comments, continuations and (inside brackets) newlines, up to `end`. */
-static Py_ssize_t skip_space(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
-    while (at < end) {
-        unsigned char c = s[at];
-        if (c == ' ' || c == '\t' || c == '\f' || c == '\n' || c == '\\') {
-            at++;
-        } else if (c == '#') {
-            while (at < end && s[at] != '\n') at++;
-        } else {
-            break;
-        }
-    }
-    return at;
-}
-
-static Py_ssize_t name_end(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
-    if (at < end && lex_is_ident(s[at]) && !(s[at] >= '0' && s[at] <= '9'))
-        while (at < end && lex_is_ident(s[at])) at++;
-    return at;
-}
-
-/* Whether [at, end) is `word`. */
-static int is_name(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *word) {
-    Py_ssize_t k = 0;
-    for (; at + k < end; k++)
-        if (word[k] == '\0' || s[at + k] != (unsigned char)word[k]) return 0;
-    return word[k] == '\0';
-}
-
-/* From `at` to the next ',' or closing bracket outside brackets (or `stop`),
- * with strings skipped. */
-static Py_ssize_t skip_to(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *stops) {
-    Lexer L = {s, end, at, 0, 0};
-    int depth = 0;
-    while (L.i < end) {
-        unsigned char c = s[L.i];
-        if (depth == 0 && strchr(stops, c) != NULL && c != '\0') return L.i;
-        if (c == '"' || c == '\'') {
-            if (!lex_skip_string(&L, 0, 0)) return end;
-        } else if (lex_is_ident(c)) {
-            if (!lex_skip_name_or_string(&L)) return end;
-        } else if (c == '#') {
-            while (L.i < end && s[L.i] != '\n') L.i++;
-        } else {
-            if (c == '(' || c == '[' || c == '{') depth++;
-            if (c == ')' || c == ']' || c == '}') depth--;
-            L.i++;
-        }
-    }
-    return end;
-}
-
-/* A dotted name at `at`: its end, its last part [*last, *last_end), how many parts. */
-static Py_ssize_t dotted_at(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
-                            Py_ssize_t *last, Py_ssize_t *last_end, int *parts) {
-    *parts = 0;
-    Py_ssize_t stop = name_end(s, at, end);
-    if (stop == at) return at;
-    *last = at;
-    *last_end = stop;
-    *parts = 1;
-    for (;;) {
-        Py_ssize_t dot = skip_space(s, stop, end);
-        if (dot >= end || s[dot] != '.') return stop;
-        Py_ssize_t next = skip_space(s, dot + 1, end);
-        Py_ssize_t next_end = name_end(s, next, end);
-        if (next_end == next) return stop;
-        *last = next;
-        *last_end = next_end;
-        (*parts)++;
-        stop = next_end;
-    }
-}
-
-/* What a scan finds, as offsets: the lexing runs without the GIL, and the
- * Python objects are made afterwards. */
-typedef struct {
-    Py_ssize_t start, end; /* start -1: a base that is no name ("?") */
-    int dotted;
-} Span;
-
-typedef struct {
-    Py_ssize_t name_start, name_end;
-    Py_ssize_t first_base, base_count; /* in Found.bases */
-    Py_ssize_t only_base, only_base_end; /* the one base's last name, if exactly one; else -1 */
-    int has_init, init_chains, init_sets;
-} Class;
-
-typedef struct {
-    Class *classes;
-    Span *bases, *aliases, *imported; /* aliases and imported: pairs of spans */
-    Py_ssize_t class_count, class_capacity, base_count, base_capacity;
-    Py_ssize_t alias_count, alias_capacity, import_count, import_capacity;
-} Found;
 
 /* Room for one more item in a growing array; 0 when out of memory. */
 static int room(void **items, Py_ssize_t count, Py_ssize_t *capacity, size_t size) {
@@ -153,7 +58,7 @@ static void free_found(Found *found) {
 
 /* The class statement at `at` (past the keyword) up to `end`. */
 static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Found *found) {
-    Py_ssize_t name = skip_space(s, at, end), stop = name_end(s, name, end);
+    Py_ssize_t name = lex_skip_space(s, at, end), stop = lex_name_end(s, name, end);
     if (stop == name) return 1; /* not a class statement after all */
     if (!room((void **)&found->classes, found->class_count, &found->class_capacity, sizeof(Class)))
         return 0;
@@ -163,18 +68,18 @@ static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Fou
     cls->name_end = stop;
     cls->first_base = found->base_count;
     cls->only_base = -1;
-    Py_ssize_t p = skip_space(s, stop, end);
-    if (p < end && s[p] == '[') p = skip_space(s, skip_to(s, p + 1, end, "]") + 1, end); /* type parameters */
+    Py_ssize_t p = lex_skip_space(s, stop, end);
+    if (p < end && s[p] == '[') p = lex_skip_space(s, lex_skip_to(s, p + 1, end, "]") + 1, end); /* type parameters */
     if (p >= end || s[p] != '(') return 1;
     p++;
     for (;;) {
-        p = skip_space(s, p, end);
+        p = lex_skip_space(s, p, end);
         if (p >= end || s[p] == ')') break;
         Py_ssize_t last = 0, last_end = 0;
         int parts = 0;
         if (s[p] != '*') {
-            Py_ssize_t after = dotted_at(s, p, end, &last, &last_end, &parts);
-            Py_ssize_t next = skip_space(s, after, end);
+            Py_ssize_t after = lex_dotted_at(s, p, end, &last, &last_end, &parts);
+            Py_ssize_t next = lex_skip_space(s, after, end);
             int keyword = parts == 1 && next + 1 < end && s[next] == '=' && s[next + 1] != '=';
             if (!keyword) {
                 if (!room((void **)&found->bases, found->base_count, &found->base_capacity, sizeof(Span)))
@@ -185,7 +90,7 @@ static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Fou
                 cls->only_base_end = last_end;
             }
         }
-        p = skip_to(s, p, end, ",)");
+        p = lex_skip_to(s, p, end, ",)");
         if (p >= end || s[p] == ')') break;
         p++;
     }
@@ -193,113 +98,32 @@ static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Fou
     return 1;
 }
 
-/* Whether `self.<name>` (or setattr) appears in [at, end): the init may set something. */
-static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
-                        Py_ssize_t self_start, Py_ssize_t self_end) {
-    Lexer L = {s, end, at, 0, 0};
-    Py_ssize_t length = self_end - self_start;
-    while (L.i < end) {
-        unsigned char c = s[L.i];
-        if (c == '"' || c == '\'') {
-            if (!lex_skip_string(&L, 0, 0)) return 1;
-        } else if (c == '#') {
-            while (L.i < end && s[L.i] != '\n') L.i++;
-        } else if (lex_is_ident(c)) {
-            Py_ssize_t start = L.i;
-            Py_ssize_t stop = start;
-            while (stop < end && lex_is_ident(s[stop])) stop++;
-            if ((stop - start == length && memcmp(s + start, s + self_start, (size_t)length) == 0 &&
-                 skip_space(s, stop, end) < end && s[skip_space(s, stop, end)] == '.') ||
-                is_name(s, start, stop, "setattr"))
-                return 1;
-            if (!lex_skip_name_or_string(&L)) return 1;
-        } else {
-            L.i++;
-        }
-    }
-    return 0;
-}
-
-/* Whether the statement at `at` runs the parent's __init__ (see the header). */
-static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const Class *cls,
-                  Py_ssize_t self_start, Py_ssize_t self_end) {
-    Py_ssize_t last = 0, last_end = 0, before = -1, before_end = -1;
-    int parts = 0;
-    Py_ssize_t stop = name_end(s, at, end);
-    if (is_name(s, at, stop, "super")) {
-        Py_ssize_t p = skip_space(s, stop, end);
-        if (p >= end || s[p] != '(') return 0;
-        Py_ssize_t first = skip_space(s, p + 1, end);
-        Py_ssize_t close = skip_to(s, p + 1, end, ")");
-        if (close >= end) return 0;
-        int ok = first == close; /* super() */
-        if (!ok) {
-            Py_ssize_t comma = skip_to(s, first, end, ",)");
-            Py_ssize_t first_end = name_end(s, first, end);
-            Py_ssize_t second = comma < close ? skip_space(s, comma + 1, end) : close;
-            Py_ssize_t more = comma < close ? skip_to(s, second, end, ",)") : close;
-            ok = comma < close && more == close && second < close &&
-                 skip_space(s, first_end, end) == comma &&
-                 first_end - first == cls->name_end - cls->name_start &&
-                 memcmp(s + first, s + cls->name_start, (size_t)(first_end - first)) == 0;
-        }
-        Py_ssize_t dot = skip_space(s, close + 1, end);
-        if (!ok || dot >= end || s[dot] != '.') return 0;
-        Py_ssize_t init = skip_space(s, dot + 1, end), init_end = name_end(s, init, end);
-        Py_ssize_t call = skip_space(s, init_end, end);
-        return is_name(s, init, init_end, "__init__") && call < end && s[call] == '(';
-    }
-    /* Base.__init__(self: walk the dotted name, remembering the part before __init__ */
-    Py_ssize_t p = at;
-    for (;;) {
-        Py_ssize_t part_end = name_end(s, p, end);
-        if (part_end == p) return 0;
-        before = last;
-        before_end = last_end;
-        last = p;
-        last_end = part_end;
-        parts++;
-        Py_ssize_t dot = skip_space(s, part_end, end);
-        if (dot >= end || s[dot] != '.') {
-            p = dot;
-            break;
-        }
-        p = skip_space(s, dot + 1, end);
-    }
-    if (parts < 2 || !is_name(s, last, last_end, "__init__") || p >= end || s[p] != '(') return 0;
-    Py_ssize_t arg = skip_space(s, p + 1, end), arg_end = name_end(s, arg, end);
-    if (arg_end - arg != self_end - self_start || memcmp(s + arg, s + self_start, (size_t)(arg_end - arg)) != 0)
-        return 0;
-    return cls->only_base >= 0 && before_end - before == cls->only_base_end - cls->only_base &&
-           memcmp(s + before, s + cls->only_base, (size_t)(before_end - before)) == 0;
-}
-
 /* `from module import a as b, c` at `at`: its aliases and, for an absolute
  * module, its imported names. */
 static int read_from_import(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Found *found) {
-    Py_ssize_t module = skip_space(s, at + 4, end), p = module;
+    Py_ssize_t module = lex_skip_space(s, at + 4, end), p = module;
     while (p < end && s[p] == '.') p++;
     Py_ssize_t last, last_end;
     int parts;
-    Py_ssize_t module_end = dotted_at(s, p, end, &last, &last_end, &parts);
+    Py_ssize_t module_end = lex_dotted_at(s, p, end, &last, &last_end, &parts);
     if (module_end == module) return 1;
-    Py_ssize_t keyword = skip_space(s, module_end, end), keyword_end = name_end(s, keyword, end);
-    if (!is_name(s, keyword, keyword_end, "import")) return 1;
-    p = skip_space(s, keyword_end, end);
+    Py_ssize_t keyword = lex_skip_space(s, module_end, end), keyword_end = lex_name_end(s, keyword, end);
+    if (!lex_is_name(s, keyword, keyword_end, "import")) return 1;
+    p = lex_skip_space(s, keyword_end, end);
     if (p < end && s[p] == '(') p++;
     int absolute = s[module] != '.';
     for (;;) {
-        p = skip_space(s, p, end);
-        Py_ssize_t name = p, name_stop = name_end(s, p, end);
+        p = lex_skip_space(s, p, end);
+        Py_ssize_t name = p, name_stop = lex_name_end(s, p, end);
         if (name_stop == name) return 1;
         Py_ssize_t local = name, local_end = name_stop;
-        p = skip_space(s, name_stop, end);
-        Py_ssize_t as_end = name_end(s, p, end);
-        if (is_name(s, p, as_end, "as")) {
-            local = skip_space(s, as_end, end);
-            local_end = name_end(s, local, end);
+        p = lex_skip_space(s, name_stop, end);
+        Py_ssize_t as_end = lex_name_end(s, p, end);
+        if (lex_is_name(s, p, as_end, "as")) {
+            local = lex_skip_space(s, as_end, end);
+            local_end = lex_name_end(s, local, end);
             if (local_end == local) return 1;
-            p = skip_space(s, local_end, end);
+            p = lex_skip_space(s, local_end, end);
             if ((local_end - local != name_stop - name ||
                  memcmp(s + local, s + name, (size_t)(name_stop - name)) != 0) &&
                 !add_pair(&found->aliases, &found->alias_count, &found->alias_capacity, local,
@@ -316,21 +140,21 @@ static int read_from_import(const unsigned char *s, Py_ssize_t at, Py_ssize_t en
 
 /* `Alias [: annotation] = (dotted.Name)` spanning [at, end): appended to aliases. */
 static int read_alias(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Found *found) {
-    Py_ssize_t target_end = name_end(s, at, end);
+    Py_ssize_t target_end = lex_name_end(s, at, end);
     if (target_end == at) return 1;
-    Py_ssize_t p = skip_space(s, target_end, end);
-    if (p < end && s[p] == ':') p = skip_to(s, p + 1, end, "=");
+    Py_ssize_t p = lex_skip_space(s, target_end, end);
+    if (p < end && s[p] == ':') p = lex_skip_to(s, p + 1, end, "=");
     if (p + 1 >= end || s[p] != '=' || s[p + 1] == '=') return 1;
-    p = skip_space(s, p + 1, end);
+    p = lex_skip_space(s, p + 1, end);
     int parenthesised = p < end && s[p] == '(';
-    if (parenthesised) p = skip_space(s, p + 1, end);
+    if (parenthesised) p = lex_skip_space(s, p + 1, end);
     Py_ssize_t last, last_end;
     int parts;
-    p = skip_space(s, dotted_at(s, p, end, &last, &last_end, &parts), end);
+    p = lex_skip_space(s, lex_dotted_at(s, p, end, &last, &last_end, &parts), end);
     if (parts == 0) return 1;
     if (parenthesised) {
         if (p >= end || s[p] != ')') return 1;
-        p = skip_space(s, p + 1, end);
+        p = lex_skip_space(s, p + 1, end);
     }
     if (p != end) return 1;
     if (last_end - last == target_end - at && memcmp(s + last, s + at, (size_t)(last_end - last)) == 0)
@@ -346,26 +170,26 @@ static const char *const COMPOUND[] = {"if", "elif", "else", "try", "except", "f
  * where the module binds names. */
 static int read_statements(const unsigned char *s, const Line *line, int module_level, Found *found) {
     Py_ssize_t at = line->start, end = line->end;
-    Py_ssize_t first_end = name_end(s, at, end);
+    Py_ssize_t first_end = lex_name_end(s, at, end);
     if (!line->block && first_end > at && first_end - at <= 7 && strchr("iefwta", s[at]) != NULL) {
         for (const char *const *word = COMPOUND; *word; word++) {
-            if (is_name(s, at, first_end, *word)) {
-                Py_ssize_t colon = skip_to(s, first_end, end, ":");
+            if (lex_is_name(s, at, first_end, *word)) {
+                Py_ssize_t colon = lex_skip_to(s, first_end, end, ":");
                 if (colon >= end) return 1;
-                at = skip_space(s, colon + 1, end); /* `if x: Alias = Name` */
+                at = lex_skip_space(s, colon + 1, end); /* `if x: Alias = Name` */
                 break;
             }
         }
     }
     while (at < end) {
-        Py_ssize_t stop = memchr(s + at, ';', (size_t)(end - at)) ? skip_to(s, at, end, ";") : end;
-        Py_ssize_t word_end = name_end(s, at, stop);
-        if (is_name(s, at, word_end, "from")) {
+        Py_ssize_t stop = memchr(s + at, ';', (size_t)(end - at)) ? lex_skip_to(s, at, end, ";") : end;
+        Py_ssize_t word_end = lex_name_end(s, at, stop);
+        if (lex_is_name(s, at, word_end, "from")) {
             if (!read_from_import(s, at, stop, found)) return 0;
         } else if (module_level && !read_alias(s, at, stop, found)) {
             return 0;
         }
-        at = stop < end ? skip_space(s, stop + 1, end) : end;
+        at = stop < end ? lex_skip_space(s, stop + 1, end) : end;
     }
     return 1;
 }
@@ -377,47 +201,6 @@ typedef struct {
 
 #define MAX_SCOPES 200
 
-typedef struct {
-    Py_ssize_t class_index;  /* -1: no __init__ is being read */
-    long def_indent, body_indent;
-    Py_ssize_t self_start, self_end;
-    int chains, sets;
-} Init;
-
-static void finish_init(Init *init, Found *found) {
-    if (init->class_index < 0) return;
-    Class *cls = &found->classes[init->class_index];
-    cls->init_chains = cls->has_init ? (cls->init_chains && init->chains) : init->chains;
-    cls->init_sets |= init->sets;
-    cls->has_init = 1;
-    init->class_index = -1;
-}
-
-/* The `def __init__` line of the class at `index`: its parameter, and a body on the same line. */
-static void start_init(const unsigned char *s, const Line *line, Py_ssize_t name_stop,
-                       Py_ssize_t index, Found *found, Init *init) {
-    init->class_index = index;
-    init->def_indent = line->indent;
-    init->body_indent = -1;
-    init->chains = 0;
-    init->sets = 1; /* until its first parameter is known */
-    init->self_start = init->self_end = 0;
-    Py_ssize_t open = skip_space(s, name_stop, line->end);
-    if (open >= line->end || s[open] != '(') return;
-    Py_ssize_t self = skip_space(s, open + 1, line->end), self_end = name_end(s, self, line->end);
-    if (self_end == self) return;
-    init->self_start = self;
-    init->self_end = self_end;
-    init->sets = 0;
-    if (line->block) return;
-    Py_ssize_t close = skip_to(s, open + 1, line->end, ")");
-    Py_ssize_t colon = skip_to(s, close + 1, line->end, ":");
-    if (colon >= line->end) return;
-    Py_ssize_t body = skip_space(s, colon + 1, line->end);
-    init->chains = chains(s, body, line->end, &found->classes[index], self, self_end);
-    init->sets = touches_self(s, body, line->end, self, self_end);
-    finish_init(init, found);
-}
 
 /* Lex the module into `found`: 1, 0 where it does not lex, -1 out of memory.
  * Touches no Python object: it runs without the GIL. */
@@ -429,16 +212,10 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
     Line line;
     while ((status = lex_next_line(&L, &line)) == 1) {
         if (init.class_index >= 0) {
-            if (line.indent > init.def_indent) {
-                if (init.body_indent < 0) init.body_indent = line.indent;
-                if (line.indent == init.body_indent && !init.chains)
-                    init.chains = chains(s, line.start, line.end, &found->classes[init.class_index],
-                                         init.self_start, init.self_end);
-                if (!init.sets)
-                    init.sets = touches_self(s, line.start, line.end, init.self_start, init.self_end);
-            } else {
+            if (line.indent > init.def_indent)
+                read_init_line(s, &line, found, &init);
+            else
                 finish_init(&init, found);
-            }
         }
         while (depth > 0 && scopes[depth - 1].indent >= line.indent) depth--;
         Py_ssize_t name = -1;
@@ -450,8 +227,8 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
                 scopes[depth++] = (Scope){line.indent, found->class_count - 1};
             }
         } else if ((first == 'd' || first == 'a') && (name = lex_def_name_at(s, line.end, line.start)) >= 0) {
-            Py_ssize_t name_stop = name_end(s, name, line.end);
-            if (depth > 0 && scopes[depth - 1].class_index >= 0 && is_name(s, name, name_stop, "__init__")) {
+            Py_ssize_t name_stop = lex_name_end(s, name, line.end);
+            if (depth > 0 && scopes[depth - 1].class_index >= 0 && lex_is_name(s, name, name_stop, "__init__")) {
                 finish_init(&init, found);
                 start_init(s, &line, name_stop, scopes[depth - 1].class_index, found, &init);
             }

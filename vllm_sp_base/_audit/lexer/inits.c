@@ -1,0 +1,130 @@
+/* What each `__init__` of a class shows the pre-scan: whether it surely runs
+ * its parent's, and whether it may set an attribute (see scan.c's header). */
+
+#include "scan.h"
+
+#include <string.h>
+
+/* Whether `self.<name>` (or setattr) appears in [at, end): the init may set something. */
+static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
+                        Py_ssize_t self_start, Py_ssize_t self_end) {
+    Lexer L = {s, end, at, 0, 0};
+    Py_ssize_t length = self_end - self_start;
+    while (L.i < end) {
+        unsigned char c = s[L.i];
+        if (c == '"' || c == '\'') {
+            if (!lex_skip_string(&L, 0, 0)) return 1;
+        } else if (c == '#') {
+            while (L.i < end && s[L.i] != '\n') L.i++;
+        } else if (lex_is_ident(c)) {
+            Py_ssize_t start = L.i;
+            Py_ssize_t stop = start;
+            while (stop < end && lex_is_ident(s[stop])) stop++;
+            if ((stop - start == length && memcmp(s + start, s + self_start, (size_t)length) == 0 &&
+                 lex_skip_space(s, stop, end) < end && s[lex_skip_space(s, stop, end)] == '.') ||
+                lex_is_name(s, start, stop, "setattr"))
+                return 1;
+            if (!lex_skip_name_or_string(&L)) return 1;
+        } else {
+            L.i++;
+        }
+    }
+    return 0;
+}
+
+/* Whether the statement at `at` runs the parent's __init__ (see the header). */
+static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const Class *cls,
+                  Py_ssize_t self_start, Py_ssize_t self_end) {
+    Py_ssize_t last = 0, last_end = 0, before = -1, before_end = -1;
+    int parts = 0;
+    Py_ssize_t stop = lex_name_end(s, at, end);
+    if (lex_is_name(s, at, stop, "super")) {
+        Py_ssize_t p = lex_skip_space(s, stop, end);
+        if (p >= end || s[p] != '(') return 0;
+        Py_ssize_t first = lex_skip_space(s, p + 1, end);
+        Py_ssize_t close = lex_skip_to(s, p + 1, end, ")");
+        if (close >= end) return 0;
+        int ok = first == close; /* super() */
+        if (!ok) {
+            Py_ssize_t comma = lex_skip_to(s, first, end, ",)");
+            Py_ssize_t first_end = lex_name_end(s, first, end);
+            Py_ssize_t second = comma < close ? lex_skip_space(s, comma + 1, end) : close;
+            Py_ssize_t more = comma < close ? lex_skip_to(s, second, end, ",)") : close;
+            ok = comma < close && more == close && second < close &&
+                 lex_skip_space(s, first_end, end) == comma &&
+                 first_end - first == cls->name_end - cls->name_start &&
+                 memcmp(s + first, s + cls->name_start, (size_t)(first_end - first)) == 0;
+        }
+        Py_ssize_t dot = lex_skip_space(s, close + 1, end);
+        if (!ok || dot >= end || s[dot] != '.') return 0;
+        Py_ssize_t init = lex_skip_space(s, dot + 1, end), init_end = lex_name_end(s, init, end);
+        Py_ssize_t call = lex_skip_space(s, init_end, end);
+        return lex_is_name(s, init, init_end, "__init__") && call < end && s[call] == '(';
+    }
+    /* Base.__init__(self: walk the dotted name, remembering the part before __init__ */
+    Py_ssize_t p = at;
+    for (;;) {
+        Py_ssize_t part_end = lex_name_end(s, p, end);
+        if (part_end == p) return 0;
+        before = last;
+        before_end = last_end;
+        last = p;
+        last_end = part_end;
+        parts++;
+        Py_ssize_t dot = lex_skip_space(s, part_end, end);
+        if (dot >= end || s[dot] != '.') {
+            p = dot;
+            break;
+        }
+        p = lex_skip_space(s, dot + 1, end);
+    }
+    if (parts < 2 || !lex_is_name(s, last, last_end, "__init__") || p >= end || s[p] != '(') return 0;
+    Py_ssize_t arg = lex_skip_space(s, p + 1, end), arg_end = lex_name_end(s, arg, end);
+    if (arg_end - arg != self_end - self_start || memcmp(s + arg, s + self_start, (size_t)(arg_end - arg)) != 0)
+        return 0;
+    return cls->only_base >= 0 && before_end - before == cls->only_base_end - cls->only_base &&
+           memcmp(s + before, s + cls->only_base, (size_t)(before_end - before)) == 0;
+}
+
+void finish_init(Init *init, Found *found) {
+    if (init->class_index < 0) return;
+    Class *cls = &found->classes[init->class_index];
+    cls->init_chains = cls->has_init ? (cls->init_chains && init->chains) : init->chains;
+    cls->init_sets |= init->sets;
+    cls->has_init = 1;
+    init->class_index = -1;
+}
+
+void start_init(const unsigned char *s, const Line *line, Py_ssize_t name_stop,
+                       Py_ssize_t index, Found *found, Init *init) {
+    init->class_index = index;
+    init->def_indent = line->indent;
+    init->body_indent = -1;
+    init->chains = 0;
+    init->sets = 1; /* until its first parameter is known */
+    init->self_start = init->self_end = 0;
+    Py_ssize_t open = lex_skip_space(s, name_stop, line->end);
+    if (open >= line->end || s[open] != '(') return;
+    Py_ssize_t self = lex_skip_space(s, open + 1, line->end), self_end = lex_name_end(s, self, line->end);
+    if (self_end == self) return;
+    init->self_start = self;
+    init->self_end = self_end;
+    init->sets = 0;
+    if (line->block) return;
+    Py_ssize_t close = lex_skip_to(s, open + 1, line->end, ")");
+    Py_ssize_t colon = lex_skip_to(s, close + 1, line->end, ":");
+    if (colon >= line->end) return;
+    Py_ssize_t body = lex_skip_space(s, colon + 1, line->end);
+    init->chains = chains(s, body, line->end, &found->classes[index], self, self_end);
+    init->sets = touches_self(s, body, line->end, self, self_end);
+    finish_init(init, found);
+}
+
+void read_init_line(const unsigned char *s, const Line *line, Found *found, Init *init) {
+    if (init->body_indent < 0) init->body_indent = line->indent;
+    if (line->indent == init->body_indent && !init->chains)
+        init->chains = chains(s, line->start, line->end, &found->classes[init->class_index],
+                              init->self_start, init->self_end);
+    if (!init->sets)
+        init->sets = touches_self(s, line->start, line->end, init->self_start, init->self_end);
+}
