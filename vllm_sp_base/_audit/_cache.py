@@ -11,6 +11,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+import threading
 from typing import Any
 
 from vllm_sp_base import __version__
@@ -67,11 +68,14 @@ class Cache:
         self._entries: dict[bytes, Any] | None = None
         self._runs: dict[bytes, Any] | None = None
         self._dirty: set[str] = set()
+        self._loading = threading.Lock()
 
     @property
     def entries(self) -> dict[bytes, Any]:
         if self._entries is None:
-            self._entries = _load(self.files_path) if self.enabled else {}
+            with self._loading:  # the pre-scan asks from several threads at once
+                if self._entries is None:
+                    self._entries = _load(self.files_path) if self.enabled else {}
         return self._entries
 
     def get(self, key: bytes) -> Any:
