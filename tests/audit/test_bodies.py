@@ -36,6 +36,8 @@ ROUND_TRIP = (
     "if True:\n    def in_block(self):\n        return 1\nelse:\n    def in_block(self):\n        return 2\n",
     "def only_comment_after_colon(self):  # type: () -> None\n    pass\n",
     "def windows(self):\r\n    x = 1\r\n\r\n    return x\r\nclass A:\r\n    pass\r\n",
+    "def windows_continued(self, a,\r\n        b) \\\r\n        -> None:\r\n    x = 1 + \\\r\n        2\r\n"
+    "    return 'a\\\r\nb', x\r\nasync \\\r\n  def g(self):\r\n    pass\r\n",
     "def commented(  # type: ignore[override]\n    self,\n    *,\n    k: int,\n) -> None:\n    return self.k\n",
     "def nested_triple(self):\n    return '''a\n''' + \"\"\"b\n\"\"\"\n",
 )

@@ -104,10 +104,15 @@ int lex_next_line(Lexer *L, Line *line) {
                 number++;
                 i++;
                 continue;
-            case BACKSLASH:
-                if (i + 1 >= n || s[i + 1] != '\n') return -1;
+            case BACKSLASH: /* a continuation, before \n or \r\n */
+                if (i + 1 < n && s[i + 1] == '\n') {
+                    i += 2;
+                } else if (i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n') {
+                    i += 3;
+                } else {
+                    return -1;
+                }
                 number++;
-                i += 2;
                 continue;
             case HASH: {
                 const unsigned char *newline = memchr(s + i, '\n', (size_t)(n - i));
@@ -183,6 +188,10 @@ int lex_skip_string(Lexer *L, int templated, int raw) {
                 if (close >= n || s[close] != '}') break;
                 i = close + 1;
                 continue;
+            }
+            if (next == '\r' && i + 2 < n && s[i + 2] == '\n') {
+                i += 1; /* the escaped line break is \r\n */
+                next = '\n';
             }
             if (next == '\n') L->line++;
             i += 2;
@@ -307,6 +316,10 @@ Py_ssize_t lex_skip_blanks(const unsigned char *s, Py_ssize_t n, Py_ssize_t at) 
         while (at < n && (s[at] == ' ' || s[at] == '\t' || s[at] == '\f')) at++;
         if (at + 1 < n && s[at] == '\\' && s[at + 1] == '\n') {
             at += 2;
+            continue;
+        }
+        if (at + 2 < n && s[at] == '\\' && s[at + 1] == '\r' && s[at + 2] == '\n') {
+            at += 3;
             continue;
         }
         return at;
