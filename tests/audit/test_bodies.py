@@ -116,6 +116,23 @@ def test_every_block_body_is_cut_once_and_kept_names_stay_whole() -> None:
     assert [cut[0] for cut in assert_round_trip(ROUND_TRIP[4])] == [2]
 
 
+def test_with_owners_only_their_kept_methods_stay_whole() -> None:
+    source = (
+        "def __init__(self):\n    pass\n"  # not a method: cut
+        "class A:\n    def __init__(self):\n        self.a = 1\n"  # A is an owner: whole
+        "    class Inner:\n        def __init__(self):\n            pass\n"  # Inner is not: cut
+        "    if True:\n        def m(self):\n            pass\n"  # not in keep: cut
+        "class B:\n    def __init__(self):\n        self.b = 2\n"  # B is not: cut
+    )
+    cut_lines = [cut[0] for cut in assert_round_trip(source, keep=(b"__init__",))]
+    assert cut_lines == [10]  # no owners given: every __init__ whole
+    found = cut_bodies(source.encode(), (b"__init__",), frozenset({"A"}))
+    assert found is not None
+    assert [cut[0] for cut in found[1]] == [1, 7, 10, 13]
+    with pytest.raises(TypeError, match="owners must be a set"):
+        cut_bodies(source.encode(), (b"__init__",), ["A"])
+
+
 def test_non_ascii_bodies_are_flagged() -> None:
     (cut,) = assert_round_trip("def f(self):\n    return self.ﬁeld\n")
     assert cut[5] == 1  # NFKC: ``self.ﬁeld`` reads ``field``

@@ -142,5 +142,6 @@ def test_any_bytes_are_scanned_or_refused_never_a_crash(source: bytes) -> None:
     found = _prescan._lexer.scan(source)
     assert found is None or len(found) == 3
     assert scan(source) is not None  # refused by the lexer: the fallback reads it
-    cut = _prescan._lexer.cut_bodies(source, (b"__init__",))
-    assert cut is None or cut[0].count(b"\n") == source.count(b"\n")
+    for owners in (None, frozenset({"A"})):
+        cut = _prescan._lexer.cut_bodies(source, (b"__init__",), owners)
+        assert cut is None or cut[0].count(b"\n") == source.count(b"\n")

@@ -19,7 +19,13 @@ from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import Finding
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, attach_sources, detach_sources
-from vllm_sp_base._audit._prescan import FileScan, candidate_names, scan, scan_releases_the_gil
+from vllm_sp_base._audit._prescan import (
+    FileScan,
+    candidate_names,
+    names_in_mros,
+    scan,
+    scan_releases_the_gil,
+)
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
 
@@ -195,13 +201,15 @@ def _summarize_or_reason(data: bytes, path: str, kind: bytes) -> ModuleInfo | st
     from vllm_sp_base._audit._summarize import summarize
 
     try:
-        return summarize(data, path, kind in b"Pp", cut=kind.isupper())
+        return summarize(data, path, kind in b"Pp", cut=kind.isupper(), inits_of=_INITS_OF)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line = getattr(error, "lineno", None)
         return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
 
 
 _FORKED_TEXTS: dict[str, bytes] = {}
+# Set for a run before its workers fork (see ``names_in_mros``); None: every __init__.
+_INITS_OF: frozenset[str] | None = None
 _PARALLEL_MIN_JOBS = 8
 
 
@@ -335,6 +343,8 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
         _check(discovered, sources, result, roots, parse_all)
     finally:
         sources.workers.close()
+        global _INITS_OF
+        _INITS_OF = None
     result.diagnostics.sort()  # threads report in the order they finish
     dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
     kept = {k: v for k, v in vars(result).items() if k != "seconds"}
@@ -371,6 +381,8 @@ def _check(
             found = {path: sources.prescan(path) for path in discovered.files}
         scans = {path: s for path, s in found.items() if s is not None}
         names = candidate_names(scans.values(), {m.split('.', 1)[0] for m in discovered.files.values()})
+        global _INITS_OF
+        _INITS_OF = names_in_mros(scans.values(), names)
         start = result.lap("pre-scan", start)
         sources.prefetch(
             [p for p, fs in scans.items() if any(c.name in names for c in fs.classes)], b"M"

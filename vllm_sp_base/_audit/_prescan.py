@@ -161,3 +161,25 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> se
             ):
                 tainted.add(cls.name)
     return close(tainted)
+
+
+def names_in_mros(scans: Iterable[FileScan], names: set[str]) -> frozenset[str]:
+    """``names`` and every name their classes' bases and aliases lead to (by
+    name, as ``candidate_names``): the classes whose ``__init__`` the rule will
+    read. Their bodies are parsed with their modules, the others' when asked."""
+    classes: dict[str, list[ClassScan]] = defaultdict(list)
+    originals: dict[str, set[str]] = defaultdict(set)
+    for file_scan in scans:
+        for cls in file_scan.classes:
+            classes[cls.name].append(cls)
+        for alias, original in file_scan.aliases:
+            originals[alias].add(original)
+    todo = list(names)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += [base for cls in classes.get(name, ()) for base in cls.bases]
+            todo += originals.get(name, ())
+    return frozenset(seen)

@@ -198,18 +198,25 @@ _KEEP_WHOLE = (b"__init__",)
 _OTHER_CODING = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#.*?coding[:=]")
 
 
-def summarize(source: str | bytes, filename: str, is_package: bool, cut: bool = True) -> ModuleInfo:
+def summarize(
+    source: str | bytes,
+    filename: str,
+    is_package: bool,
+    cut: bool = True,
+    inits_of: frozenset[str] | None = None,
+) -> ModuleInfo:
     """Parse ``source``; raises SyntaxError/ValueError for code that does not parse.
 
-    With ``cut`` (and the compiled cutter), method bodies other than
-    ``__init__`` are left out of the parse and parsed when first asked for."""
+    With ``cut`` (and the compiled cutter), method bodies are left out of the
+    parse and parsed when first asked for; but ``__init__`` bodies, of every
+    class or, given ``inits_of``, of the classes named there."""
     if isinstance(source, str):
         source = source.encode("utf-8")
     module = None
     if cut and _lexer is not None and not source.startswith(b"\xef\xbb\xbf") and (
         _OTHER_CODING.match(source) is None
     ):
-        found = _lexer.cut_bodies(source, _KEEP_WHOLE)
+        found = _lexer.cut_bodies(source, _KEEP_WHOLE, inits_of)
         if found is not None and found[1]:
             skeleton, cuts = found
             try:

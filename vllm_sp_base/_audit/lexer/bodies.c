@@ -1,4 +1,4 @@
-/* cut_bodies(source, keep): the module with every function body cut out.
+/* cut_bodies(source, keep, owners=None): the module with function bodies cut out.
  *
  * The audit needs a module's imports, classes, bases, class-level names and
  * method signatures from every file it summarises, but a method's body only
@@ -22,7 +22,9 @@
  * identifier there may be spelled in a way a byte search cannot see).
  *
  * Functions named in `keep` (a tuple of bytes) are left whole, with every
- * function nested in them. Nothing is cut inside a body that is cut.
+ * function nested in them; with `owners` (a set of class names), only where
+ * defined in the body of a class named there. Nothing is cut inside a body
+ * that is cut.
  *
  * The summary reads no more of a signature than its first parameter's name
  * (what `self` is called), so each block `def`'s parameters, annotations
@@ -76,11 +78,35 @@ static int push(Cuts *cuts, Cut cut) {
     return 1;
 }
 
+#define MAX_CLASSES 100
+
+typedef struct {
+    long indent;
+    Py_ssize_t name, name_end;
+} Owner;
+
+/* Whether the function at `name` stays whole: named in `keep` and, where
+ * `owners` is a set, defined in the body of a class named in it. -1: error. */
+static int stays_whole(const unsigned char *s, Py_ssize_t name, Py_ssize_t end, PyObject *keep,
+                       PyObject *owners, const Owner *classes, int depth) {
+    if (!kept(keep, s + name, end - name)) return 0;
+    if (owners == Py_None) return 1;
+    if (depth == 0) return 0;
+    const Owner *owner = &classes[depth - 1];
+    PyObject *owner_name = PyUnicode_DecodeUTF8((const char *)s + owner->name,
+                                                owner->name_end - owner->name, "replace");
+    if (owner_name == NULL) return -1;
+    int found = PySet_Contains(owners, owner_name);
+    Py_DECREF(owner_name);
+    return found;
+}
+
 /* Lex the whole module and collect the cuts; 0 when it cannot be lexed. */
-static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
+static int find_cuts(Lexer *L, PyObject *keep, PyObject *owners, Cuts *cuts) {
     const unsigned char *s = L->s;
-    int cutting = 0, found;
+    int cutting = 0, found, depth = 0;
     long cut_indent = 0, body_statements = 0;
+    Owner classes[MAX_CLASSES]; /* the classes whose bodies the line is in */
     Cut open = {0};
     Line line;
     while ((found = lex_next_line(L, &line)) == 1) {
@@ -94,7 +120,14 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
             if (!push(cuts, open)) return -1;
             cutting = 0;
         }
+        while (depth > 0 && classes[depth - 1].indent >= line.indent) depth--;
         if (!line.block) continue;
+        if (lex_word_at(s, line.end, line.start, "class")) {
+            if (depth == MAX_CLASSES) return 0;
+            Py_ssize_t class_name = lex_skip_space(s, line.start + 5, line.end);
+            classes[depth++] = (Owner){line.indent, class_name, lex_name_end(s, class_name, line.end)};
+            continue;
+        }
         Py_ssize_t name = lex_def_name_at(s, line.end, line.start);
         if (name < 0) continue;
         Py_ssize_t end = name;
@@ -108,7 +141,8 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
         open.colon = line.last;
         open.body_start = L->i;
         open.body_line = L->line;
-        open.kept = kept(keep, s + name, end - name);
+        open.kept = stays_whole(s, name, end, keep, owners, classes, depth);
+        if (open.kept < 0) return -1;
         open.paren = lex_skip_blanks(s, line.end, end);
         if (open.paren >= line.end || s[open.paren] != '(') {
             open.paren = -1; /* type parameters first: left as written */
@@ -129,13 +163,19 @@ static int find_cuts(Lexer *L, PyObject *keep, Cuts *cuts) {
 PyObject *cut_bodies(PyObject *module, PyObject *args) {
     Py_buffer source;
     PyObject *keep;
-    if (!PyArg_ParseTuple(args, "y*O!:cut_bodies", &source, &PyTuple_Type, &keep)) return NULL;
+    PyObject *owners = Py_None;
+    if (!PyArg_ParseTuple(args, "y*O!|O:cut_bodies", &source, &PyTuple_Type, &keep, &owners)) return NULL;
+    if (owners != Py_None && !PyAnySet_Check(owners)) {
+        PyBuffer_Release(&source);
+        PyErr_SetString(PyExc_TypeError, "cut_bodies: owners must be a set or None");
+        return NULL;
+    }
     Lexer L = {(const unsigned char *)source.buf, source.len, 0, 1, 0};
     Cuts cuts = {NULL, 0, 0};
     PyObject *result = NULL, *skeleton = NULL, *list = NULL;
-    int found = find_cuts(&L, keep, &cuts);
+    int found = find_cuts(&L, keep, owners, &cuts);
     if (found < 0) {
-        PyErr_NoMemory();
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
     if (found == 0) {
