@@ -102,12 +102,10 @@ class Sources:
         if path in self.texts:
             return self.texts[path]
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-                if len(data) > MAX_FILE_BYTES:
-                    size = os.fstat(handle.fileno()).st_size
-                    self.problem(path, f"skipped: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
-                    return None
+            data = _read(path)
+        except _TooBig as big:
+            self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
+            return None
         except OSError as error:
             self.problem(path, f"cannot read: {error.strerror or error}")
             return None
@@ -176,6 +174,27 @@ class Sources:
             self._store(key, cached)
         assert isinstance(cached, FileScan)
         return cached
+
+
+class _TooBig(Exception):
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+def _read(path: str) -> bytes:
+    """The file's bytes, with the fewest system calls (``open()`` adds a buffer
+    and a probe or two per file); raises _TooBig past MAX_FILE_BYTES."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_FILE_BYTES:
+            raise _TooBig(size)
+        parts = [os.read(fd, size)]
+        while sum(map(len, parts)) < size and parts[-1]:  # a short read: keep going
+            parts.append(os.read(fd, size - sum(map(len, parts))))
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def _in_threads(function: Callable[[str], _T], items: list[str]) -> list[_T]:

@@ -49,22 +49,35 @@ def discover(paths: list[str]) -> Discovered:
         if os.path.isfile(path):
             found.files[path] = module_name(path, root)
             continue
-        seen: set[tuple[int, int]] = set()
-        for directory, subdirs, names in os.walk(path, followlinks=True):
-            stat = os.stat(directory)
-            key = (stat.st_dev, stat.st_ino)
-            if key in seen:
-                found.problems.append((directory, "symlink loop: directory already visited"))
-                subdirs[:] = []
-                continue
-            seen.add(key)
-            subdirs[:] = sorted(d for d in subdirs if d not in SKIP_DIRS and not d.startswith("."))
-            for name in sorted(names):
-                if not name.endswith(".py"):
-                    continue
-                file_path = os.path.join(directory, name)
-                if not os.path.isfile(file_path):
-                    found.problems.append((file_path, "broken or looping symlink"))
-                    continue
-                found.files[file_path] = module_name(file_path, root)
+        _walk(path, root, found)
     return found
+
+
+def _walk(top: str, root: str, found: Discovered) -> None:
+    """``os.walk(top, followlinks=True)``'s order, with ``scandir``'s entry
+    types: a regular file costs no ``stat`` (one per file was ~10% of reading vLLM)."""
+    seen: set[tuple[int, int]] = set()
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            stat = os.stat(directory)
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError:
+            continue  # as os.walk: a directory that cannot be listed is skipped
+        key = (stat.st_dev, stat.st_ino)
+        if key in seen:
+            found.problems.append((directory, "symlink loop: directory already visited"))
+            continue
+        seen.add(key)
+        subdirs = []
+        for entry in entries:
+            if entry.is_dir():
+                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                    subdirs.append(entry.path)
+            elif entry.name.endswith(".py"):
+                if entry.is_file():
+                    found.files[entry.path] = module_name(entry.path, root)
+                else:
+                    found.problems.append((entry.path, "broken or looping symlink"))
+        stack += reversed(subdirs)
