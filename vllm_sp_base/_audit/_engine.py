@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import multiprocessing as mp
 import os
 import re
 import sys
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import Finding
-from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, attach_sources, detach_sources
+from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, attach_sources
 from vllm_sp_base._audit._prescan import (
     FileScan,
     candidate_names,
@@ -28,10 +25,9 @@ from vllm_sp_base._audit._prescan import (
 )
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
+from vllm_sp_base._audit._workers import Workers, in_threads, set_inits_of, summarize_or_reason
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-_THREADS = min(os.cpu_count() or 1, 8)
-_T = TypeVar("_T")
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
@@ -70,7 +66,7 @@ class Sources:
         self.memo: dict[bytes, Any] = {}
         self.reported: set[str] = set()
         self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
-        self.workers = _Workers(self.texts)
+        self.workers = Workers(self.texts)
 
     def _lookup(self, key: bytes) -> Any:
         found = self.memo.get(key)
@@ -151,7 +147,7 @@ class Sources:
         if cached is None:
             if not self._decodable(path, data):
                 return None
-            cached = _summarize_or_reason(data, path, kind)
+            cached = summarize_or_reason(data, path, kind)
             self._store(key, cached)
             if path in self.audited:
                 self.result.parsed += 1
@@ -197,80 +193,9 @@ def _read(path: str) -> bytes:
         os.close(fd)
 
 
-def _in_threads(function: Callable[[str], _T], items: list[str]) -> list[_T]:
-    """``function`` of each item, on a few threads, in order. Worth it where
-    ``function`` spends its time without the GIL; items go in slices, since a
-    future per item costs more than reading a file."""
-    if _THREADS < 2 or len(items) < _PARALLEL_MIN_JOBS:
-        return [function(item) for item in items]
-    size = -(-len(items) // (_THREADS * 4))
-    slices = [items[i : i + size] for i in range(0, len(items), size)]
-    with ThreadPoolExecutor(_THREADS) as threads:
-        done = threads.map(lambda part: [function(item) for item in part], slices)
-        return [value for part in done for value in part]
-
-
 def _content_key(data: bytes) -> bytes:
     # SHA-256 runs in hardware on current x86 and ARM: 3x blake2b on a warm run.
     return hashlib.sha256(data).digest()[:16]
-
-
-def _summarize_or_reason(data: bytes, path: str, kind: bytes) -> ModuleInfo | str:
-    """Kinds: ``M``/``P`` a module/package cut, ``m``/``p`` parsed whole."""
-    from vllm_sp_base._audit._summarize import summarize
-
-    try:
-        return summarize(data, path, kind in b"Pp", cut=kind.isupper(), inits_of=_INITS_OF)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        line = getattr(error, "lineno", None)
-        return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
-
-
-_FORKED_TEXTS: dict[str, bytes] = {}
-# Set for a run before its workers fork (see ``names_in_mros``); None: every __init__.
-_INITS_OF: frozenset[str] | None = None
-_PARALLEL_MIN_JOBS = 8
-
-
-def _job(job: tuple[str, bytes, bytes | None]) -> Any:
-    path, kind, data = job
-    if data is None:
-        data = _FORKED_TEXTS[path]
-    if kind == b"S":
-        return scan(data)
-    summary = _summarize_or_reason(data, path, kind)
-    if isinstance(summary, ModuleInfo):
-        detach_sources(summary)  # the parent has the bytes: no need to send them back
-    return summary
-
-
-class _Workers:
-    """One pool of forked workers for the whole run. The audited files' bytes
-    reach them through fork; a file read later travels with its job."""
-
-    def __init__(self, texts: dict[str, bytes]) -> None:
-        self.texts = texts
-        self.forked: set[str] = set()
-        self.size = min(os.cpu_count() or 1, 8)
-        self._pool: Any = None
-
-    def map(self, jobs: list[tuple[str, bytes]]) -> list[Any]:
-        if self.size < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
-            return [_job((path, kind, self.texts[path])) for path, kind in jobs]
-        if self._pool is None:
-            global _FORKED_TEXTS
-            _FORKED_TEXTS = self.texts
-            self.forked = set(self.texts)
-            self._pool = mp.get_context("fork").Pool(self.size)
-            _FORKED_TEXTS = {}
-        payload = [(p, k, None if p in self.forked else self.texts[p]) for p, k in jobs]
-        chunk = max(1, len(payload) // (self.size * 4))
-        return list(self._pool.map(_job, payload, chunksize=chunk))
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool = None
 
 
 def _prefetch_ancestors(project: Project, sources: Sources, refs: list[ClassRef]) -> None:
@@ -362,8 +287,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
         _check(discovered, sources, result, roots, parse_all)
     finally:
         sources.workers.close()
-        global _INITS_OF
-        _INITS_OF = None
+        set_inits_of(None)
     result.diagnostics.sort()  # threads report in the order they finish
     dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
     kept = {k: v for k, v in vars(result).items() if k != "seconds"}
@@ -394,14 +318,13 @@ def _check(
     else:
         if scan_releases_the_gil():
             files = list(discovered.files)
-            found = dict(zip(files, _in_threads(sources.prescan, files)))
+            found = dict(zip(files, in_threads(sources.prescan, files)))
         else:
             sources.prefetch(list(discovered.files), b"S")
             found = {path: sources.prescan(path) for path in discovered.files}
         scans = {path: s for path, s in found.items() if s is not None}
         names = candidate_names(scans.values(), {m.split('.', 1)[0] for m in discovered.files.values()})
-        global _INITS_OF
-        _INITS_OF = names_in_mros(scans.values(), names)
+        set_inits_of(names_in_mros(scans.values(), names))
         start = result.lap("pre-scan", start)
         sources.prefetch(
             [p for p, fs in scans.items() if any(c.name in names for c in fs.classes)], b"M"

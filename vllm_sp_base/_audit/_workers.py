@@ -1,0 +1,92 @@
+"""The audit's work on every core: forked workers for parsing (which holds
+the GIL), threads for the compiled lexer (which does not)."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from vllm_sp_base._audit._model import ModuleInfo, detach_sources
+from vllm_sp_base._audit._prescan import scan
+from vllm_sp_base._audit._summarize import summarize
+
+_THREADS = min(os.cpu_count() or 1, 8)
+_PARALLEL_MIN_JOBS = 8
+_T = TypeVar("_T")
+# What a worker inherits through fork: the audited files' bytes, and the
+# classes whose ``__init__`` bodies are parsed with their modules (see
+# ``names_in_mros``; None: every class's).
+_FORKED_TEXTS: dict[str, bytes] = {}
+_INITS_OF: frozenset[str] | None = None
+
+
+def set_inits_of(names: frozenset[str] | None) -> None:
+    """``_INITS_OF`` for the summaries made from now on, here and in workers forked later."""
+    global _INITS_OF
+    _INITS_OF = names
+
+
+def in_threads(function: Callable[[str], _T], items: list[str]) -> list[_T]:
+    """``function`` of each item, on a few threads, in order. Worth it where
+    ``function`` spends its time without the GIL; items go in slices, since a
+    future per item costs more than reading a file."""
+    if _THREADS < 2 or len(items) < _PARALLEL_MIN_JOBS:
+        return [function(item) for item in items]
+    size = -(-len(items) // (_THREADS * 4))
+    slices = [items[i : i + size] for i in range(0, len(items), size)]
+    with ThreadPoolExecutor(_THREADS) as threads:
+        done = threads.map(lambda part: [function(item) for item in part], slices)
+        return [value for part in done for value in part]
+
+
+def summarize_or_reason(data: bytes, path: str, kind: bytes) -> ModuleInfo | str:
+    """Kinds: ``M``/``P`` a module/package cut, ``m``/``p`` parsed whole."""
+    try:
+        return summarize(data, path, kind in b"Pp", cut=kind.isupper(), inits_of=_INITS_OF)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        line = getattr(error, "lineno", None)
+        return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
+
+
+def _job(job: tuple[str, bytes, bytes | None]) -> Any:
+    path, kind, data = job
+    if data is None:
+        data = _FORKED_TEXTS[path]
+    if kind == b"S":
+        return scan(data)
+    summary = summarize_or_reason(data, path, kind)
+    if isinstance(summary, ModuleInfo):
+        detach_sources(summary)  # the parent has the bytes: no need to send them back
+    return summary
+
+
+class Workers:
+    """One pool of forked workers for the whole run. The audited files' bytes
+    reach them through fork; a file read later travels with its job."""
+
+    def __init__(self, texts: dict[str, bytes]) -> None:
+        self.texts = texts
+        self.forked: set[str] = set()
+        self.size = min(os.cpu_count() or 1, 8)
+        self._pool: Any = None
+
+    def map(self, jobs: list[tuple[str, bytes]]) -> list[Any]:
+        if self.size < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
+            return [_job((path, kind, self.texts[path])) for path, kind in jobs]
+        if self._pool is None:
+            global _FORKED_TEXTS
+            _FORKED_TEXTS = self.texts
+            self.forked = set(self.texts)
+            self._pool = mp.get_context("fork").Pool(self.size)
+            _FORKED_TEXTS = {}
+        payload = [(p, k, None if p in self.forked else self.texts[p]) for p, k in jobs]
+        chunk = max(1, len(payload) // (self.size * 4))
+        return list(self._pool.map(_job, payload, chunksize=chunk))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
