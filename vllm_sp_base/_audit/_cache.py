@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 import threading
 from typing import Any
 
@@ -51,6 +50,8 @@ def _save(path: str, data: dict[bytes, Any]) -> None:
     directory = os.path.dirname(path)
     try:
         os.makedirs(directory, exist_ok=True)
+        import tempfile  # only where a cache is written: not in a --no-cache run
+
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
