@@ -19,7 +19,6 @@ from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, attach_sour
 from vllm_sp_base._audit._prescan import (
     FileScan,
     candidate_names,
-    names_in_mros,
     scan,
     scan_releases_the_gil,
 )
@@ -323,8 +322,9 @@ def _check(
             sources.prefetch(list(discovered.files), b"S")
             found = {path: sources.prescan(path) for path in discovered.files}
         scans = {path: s for path, s in found.items() if s is not None}
-        names = candidate_names(scans.values(), {m.split('.', 1)[0] for m in discovered.files.values()})
-        set_inits_of(names_in_mros(scans.values(), names))
+        chosen = candidate_names(scans.values(), {m.split(".", 1)[0] for m in discovered.files.values()})
+        names = chosen.names
+        set_inits_of(chosen.in_mros)
         start = result.lap("pre-scan", start)
         sources.prefetch(
             [p for p, fs in scans.items() if any(c.name in names for c in fs.classes)], b"M"

@@ -84,9 +84,17 @@ HARMLESS_EXTERNAL_BASES = frozenset(
 )
 
 
-def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> set[str]:
+@dataclass(frozen=True)
+class Candidates:
+    names: set[str]  # classes that can be constructed past a skipped __init__ that sets
+    in_mros: frozenset[str]  # those and every name their bases and aliases lead to
+
+
+def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Candidates:
     """Names of every class that can be constructed past a skipped ``__init__``
-    that would have set something.
+    that would have set something, and the names their MROs can reach: the
+    classes whose ``__init__`` the rule will read (their bodies are parsed with
+    their modules, the others' when asked).
 
     Resolution is by bare name, so two classes that share a name are both
     candidates when either is: more parsing, never a missed finding.
@@ -160,26 +168,13 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> se
                 or any(b not in HARMLESS_EXTERNAL_BASES for b in cls.dotted_bases if b in later)
             ):
                 tainted.add(cls.name)
-    return close(tainted)
-
-
-def names_in_mros(scans: Iterable[FileScan], names: set[str]) -> frozenset[str]:
-    """``names`` and every name their classes' bases and aliases lead to (by
-    name, as ``candidate_names``): the classes whose ``__init__`` the rule will
-    read. Their bodies are parsed with their modules, the others' when asked."""
-    classes: dict[str, list[ClassScan]] = defaultdict(list)
-    originals: dict[str, set[str]] = defaultdict(set)
-    for file_scan in scans:
-        for cls in file_scan.classes:
-            classes[cls.name].append(cls)
-        for alias, original in file_scan.aliases:
-            originals[alias].add(original)
+    names = close(tainted)
     todo = list(names)
-    seen: set[str] = set()
+    in_mros: set[str] = set()
     while todo:
         name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo += [base for cls in classes.get(name, ()) for base in cls.bases]
-            todo += originals.get(name, ())
-    return frozenset(seen)
+        if name not in in_mros:
+            in_mros.add(name)
+            todo += [base for cls in by_name.get(name, ()) for base in cls.bases]
+            todo += alias_of.get(name, ())
+    return Candidates(names, frozenset(in_mros))

@@ -18,7 +18,7 @@ _PARALLEL_MIN_JOBS = 8
 _T = TypeVar("_T")
 # What a worker inherits through fork: the audited files' bytes, and the
 # classes whose ``__init__`` bodies are parsed with their modules (see
-# ``names_in_mros``; None: every class's).
+# ``Candidates.in_mros``; None: every class's).
 _FORKED_TEXTS: dict[str, bytes] = {}
 _INITS_OF: frozenset[str] | None = None
 
