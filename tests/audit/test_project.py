@@ -45,16 +45,3 @@ def test_star_imports_that_cannot_bind_the_name_are_not_parsed(tmp_path: Path) -
     assert "zoo/alpha/model.py" in everything and "zoo/alpha/config.py" in everything
     # alpha/__init__ star-imports, so it is read; its leaves do not spell the name.
     assert pruned == ["zoo/__init__.py", "zoo/alpha/__init__.py", "zoo/beta.py"]
-
-
-def test_collecting_mode_stops_at_the_first_module_not_loaded(tmp_path: Path) -> None:
-    _tree(tmp_path, {**STAR_FAN_OUT, "app.py": "from zoo import Wanted\nclass App(Wanted):\n    pass\n"})
-    parsed: list[str] = []
-    project = _project(tmp_path, parsed, prune=True)
-    project.module("app")
-    project.pending = set()
-    project.bases(ClassRef("app", "App"))
-    assert project.pending == {str(tmp_path / "zoo/__init__.py")}
-    project.pending = None
-    assert parsed == ["app.py"]
-    assert project.bases(ClassRef("app", "App")) == [ClassRef("zoo.beta", "Wanted")]

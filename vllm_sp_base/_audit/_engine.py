@@ -24,7 +24,14 @@ from vllm_sp_base._audit._prescan import (
 )
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
-from vllm_sp_base._audit._workers import Workers, in_threads, set_inits_of, summarize_or_reason
+from vllm_sp_base._audit._workers import (
+    Workers,
+    cores,
+    in_processes,
+    in_threads,
+    set_inits_of,
+    summarize_or_reason,
+)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
@@ -65,15 +72,19 @@ class Sources:
         self.memo: dict[bytes, Any] = {}
         self.reported: set[str] = set()
         self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
+        self.parsed: set[str] = set()  # audited files summarised
+        self.stored: list[bytes] = []  # keys this process added to the cache
         self.workers = Workers(self.texts)
 
     def _lookup(self, key: bytes) -> Any:
         found = self.memo.get(key)
         return found if found is not None else self.cache.get(key)
 
-    def _store(self, key: bytes, value: Any) -> None:
+    def store(self, key: bytes, value: Any) -> None:
         self.memo[key] = value
-        self.cache.put(key, value)
+        if self.cache.enabled:
+            self.cache.put(key, value)
+            self.stored.append(key)
 
     def prefetch(self, paths: list[str], kind: bytes) -> None:
         """Compute pre-scans (kind ``S``) or summaries (``M``/``P`` by file) of
@@ -89,9 +100,9 @@ class Sources:
         for (path, _, key), value in zip(todo, self.workers.map([(p, k) for p, k, _ in todo])):
             if isinstance(value, ModuleInfo):
                 attach_sources(value, self.texts[path])
-            self._store(key, value)
+            self.store(key, value)
             if kind != b"S" and path in self.audited:
-                self.result.parsed += 1
+                self.parsed.add(path)
 
     def read(self, path: str) -> bytes | None:
         if path in self.texts:
@@ -130,12 +141,6 @@ class Sources:
             self.decodable[path] = known
         return known
 
-    def summarised(self, path: str) -> bool:
-        if self.read(path) is None:
-            return True  # loading it costs nothing: it reports and reads as absent
-        key = self.keys[path] + self.summary_kinds[path.endswith("__init__.py")]
-        return self._lookup(key) is not None
-
     def summary(self, path: str, is_package: bool) -> ModuleInfo | None:
         data = self.read(path)
         if data is None:
@@ -147,9 +152,9 @@ class Sources:
             if not self._decodable(path, data):
                 return None
             cached = summarize_or_reason(data, path, kind)
-            self._store(key, cached)
+            self.store(key, cached)
             if path in self.audited:
-                self.result.parsed += 1
+                self.parsed.add(path)
         if isinstance(cached, str):
             self.problem(path, cached)
             return None
@@ -166,7 +171,7 @@ class Sources:
             if not self._decodable(path, data):
                 return None
             cached = scan(data)
-            self._store(key, cached)
+            self.store(key, cached)
         assert isinstance(cached, FileScan)
         return cached
 
@@ -195,35 +200,6 @@ def _read(path: str) -> bytes:
 def _content_key(data: bytes) -> bytes:
     # SHA-256 runs in hardware on current x86 and ARM: 3x blake2b on a warm run.
     return hashlib.sha256(data).digest()[:16]
-
-
-def _prefetch_ancestors(project: Project, sources: Sources, refs: list[ClassRef]) -> None:
-    """Summarise the modules the candidates' MROs need on every core, a
-    resolution step at a time, instead of one by one as the MROs are resolved."""
-    seen = set(refs)
-    frontier = list(refs)
-    while frontier:
-        for _ in range(_MAX_PREFETCH_STEPS):  # each step follows one more import or re-export
-            project.pending = set()
-            try:
-                for ref in frontier:
-                    project.bases(ref)
-                wanted = sorted(project.pending)
-            finally:
-                project.pending = None
-            if not wanted:
-                break
-            sources.prefetch(wanted, b"M")
-        following = []
-        for ref in frontier:
-            for entry in project.bases(ref):
-                if isinstance(entry, ClassRef) and entry not in seen:
-                    seen.add(entry)
-                    following.append(entry)
-        frontier = following
-
-
-_MAX_PREFETCH_STEPS = 64
 
 
 def search_roots(audited_roots: list[str]) -> list[str]:
@@ -288,6 +264,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
         sources.workers.close()
         set_inits_of(None)
     result.diagnostics.sort()  # threads report in the order they finish
+    result.parsed = len(sources.parsed)
     dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
     kept = {k: v for k, v in vars(result).items() if k != "seconds"}
     cache.put_run(run_key, {"result": kept, "dependencies": dependencies})
@@ -298,26 +275,16 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
 def _check(
     discovered: Discovered, sources: Sources, result: AuditResult, roots: list[str], parse_all: bool
 ) -> None:
-    project = Project(roots, sources.summary, sources.summarised, sources.read)
-    modules = {name: path for path, name in discovered.files.items()}
-
-    candidates: list[ClassRef] = []
     start = time.perf_counter()
+    names: set[str] | None = None  # every class is a candidate
     if parse_all:
-        sources.prefetch(list(discovered.files), b"M")
-        for path, name in discovered.files.items():
-            info = project.module(name) if project.module_file(name) else None
-            if info is None:
-                info = sources.summary(path, path.endswith("__init__.py"))
-                if info is not None:
-                    project.add_module(name, info)
-            if info is not None:
-                candidates += [ClassRef(name, c) for c in info.classes]
+        files = list(discovered.files)
+        sources.prefetch(files, b"M")
         start = result.lap("parse all", start)
     else:
         if scan_releases_the_gil():
-            files = list(discovered.files)
-            found = dict(zip(files, in_threads(sources.prescan, files)))
+            listed = list(discovered.files)
+            found = dict(zip(listed, in_threads(sources.prescan, listed)))
         else:
             sources.prefetch(list(discovered.files), b"S")
             found = {path: sources.prescan(path) for path in discovered.files}
@@ -325,32 +292,97 @@ def _check(
         chosen = candidate_names(scans.values(), {m.split(".", 1)[0] for m in discovered.files.values()})
         names = chosen.names
         set_inits_of(chosen.in_mros)
+        files = [p for p, fs in scans.items() if any(c.name in chosen.names for c in fs.classes)]
         start = result.lap("pre-scan", start)
-        sources.prefetch(
-            [p for p, fs in scans.items() if any(c.name in names for c in fs.classes)], b"M"
-        )
-        for path, file_scan in scans.items():
-            if not any(c.name in names for c in file_scan.classes):
-                continue
-            name = discovered.files[path]
-            info = project.module(name)
-            if info is not None:
-                candidates += [ClassRef(name, c) for c in info.classes if c in names]
-        start = result.lap("candidates' modules", start)
 
-    _prefetch_ancestors(project, sources, candidates)
-    start = result.lap("ancestors' modules", start)
-    rule = SkippedInitRead(project, lambda module: module in modules)
-    for ref in candidates:
-        cls = project.class_info(ref)
-        try:
-            findings = rule.check(ref)
-        except BodyDoesNotParse as error:
-            sources.problem(error.path, error.reason)
-            continue
-        if cls is not None and cls.noqa is not None and (not cls.noqa or rule.CODE in cls.noqa):
-            result.suppressed += len(findings)
-            continue
-        result.findings += findings
+    groups = _groups(files, sources.texts, min(cores(), max(1, len(files) // FILES_PER_PROCESS)))
+    check = _Checker(sources, roots, discovered.files, names)
+    for checked in in_processes(check, groups):
+        result.findings += checked.findings
+        result.suppressed += checked.suppressed
+        for path, reason in checked.problems:
+            sources.problem(path, reason)
+        sources.parsed |= checked.parsed
+        for path, key in checked.keys:
+            sources.keys.setdefault(path, key)
+        for key, value in checked.entries:
+            if key not in sources.memo:
+                sources.store(key, value)
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
-    result.lap("rule", start)
+    result.lap("candidates, their MROs, the rule", start)
+
+
+#: Fewer candidate files than this per process, and forking costs more than it saves.
+FILES_PER_PROCESS = 16
+
+
+def _groups(paths: list[str], texts: dict[str, bytes], count: int) -> list[list[str]]:
+    """``paths`` in ``count`` groups of about as many bytes: the largest file
+    first, each to the lightest group so far."""
+    groups: list[list[str]] = [[] for _ in range(count)]
+    weights = [0] * count
+    for path in sorted(paths, key=lambda p: -len(texts.get(p, b""))):
+        lightest = weights.index(min(weights))
+        groups[lightest].append(path)
+        weights[lightest] += len(texts.get(path, b""))
+    return [group for group in groups if group] or [[]]
+
+
+@dataclass
+class _Checked:
+    """What checking some candidate files found, and what was learnt on the
+    way that the run keeps: it comes back from a forked process."""
+
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    parsed: set[str] = field(default_factory=set)
+    keys: list[tuple[str, bytes]] = field(default_factory=list)  # files read: the run cache's dependencies
+    entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
+
+
+class _Checker:
+    """Checks the candidate classes of some files, resolving and parsing what
+    their MROs need as it goes. Each process has its own: the modules two
+    groups share are parsed in both, which costs less than sending them."""
+
+    def __init__(
+        self, sources: Sources, roots: list[str], files: dict[str, str], names: set[str] | None
+    ) -> None:
+        self.sources = sources
+        self.roots = roots
+        self.files = files  # path -> module name, the audited ones
+        self.audited_modules = set(files.values())
+        self.names = names  # None: every class
+
+    def __call__(self, paths: list[str]) -> _Checked:
+        sources = self.sources
+        before = (len(sources.result.diagnostics), len(sources.keys), len(sources.stored))
+        project = Project(self.roots, sources.summary, text=sources.read)
+        rule = SkippedInitRead(project, self.audited_modules.__contains__)
+        checked = _Checked()
+        for path in paths:
+            name = self.files[path]
+            info = project.module(name) if project.module_file(name) else None
+            if info is None:  # not importable under that name from the roots
+                info = sources.summary(path, path.endswith("__init__.py"))
+                if info is None:
+                    continue
+                project.add_module(name, info)
+            for class_name, cls in info.classes.items():
+                if self.names is not None and class_name not in self.names:
+                    continue
+                try:
+                    findings = rule.check(ClassRef(name, class_name))
+                except BodyDoesNotParse as error:
+                    sources.problem(error.path, error.reason)
+                    continue
+                if cls.noqa is not None and (not cls.noqa or rule.CODE in cls.noqa):
+                    checked.suppressed += len(findings)
+                else:
+                    checked.findings += findings
+        checked.problems = sources.result.diagnostics[before[0]:]
+        checked.parsed = sources.parsed
+        checked.keys = list(sources.keys.items())[before[1]:]
+        checked.entries = [(key, sources.memo[key]) for key in sources.stored[before[2]:]]
+        return checked

@@ -36,10 +36,6 @@ class Opaque:
     text: str
 
 
-class _Pending(Exception):
-    """Resolution reached a module that is not loaded while only collecting."""
-
-
 Target = ClassRef | ModuleRef
 MroEntry = ClassRef | Opaque
 _MAX_DEPTH = 40
@@ -51,16 +47,13 @@ class Project:
         self,
         roots: list[str],
         load: Callable[[str, bool], ModuleInfo | None],
-        ready: Callable[[str], bool] = lambda path: False,
         text: Callable[[str], bytes | None] = lambda path: None,
     ) -> None:
         """``load(path, is_package)`` returns a module's summary, or None when it
-        cannot be read or parsed (the caller records why); ``ready(path)`` says
-        whether loading it is cheap (already summarised); ``text(path)`` gives a
+        cannot be read or parsed (the caller records why); ``text(path)`` gives a
         file's bytes, so star imports that cannot bind a name are not parsed."""
         self.roots = roots
         self._load = load
-        self._ready = ready
         self._text = text
         self._top_root: dict[str, str | None] = {}
         self._files: dict[str, tuple[str, bool] | None] = {}
@@ -68,10 +61,6 @@ class Project:
         self._mro: dict[ClassRef, list[MroEntry]] = {}
         self._bases: dict[ClassRef, list[MroEntry]] = {}
         self._star_importing: dict[str, bool] = {}  # module -> its source has ``import *``
-        #: When a set, modules not loaded yet are not loaded: resolving a base
-        #: stops at the first such module, whose file is collected here for a
-        #: parallel prefetch.
-        self.pending: set[str] | None = None
 
     # Modules -----------------------------------------------------------
     def _root_of(self, top: str) -> str | None:
@@ -105,9 +94,6 @@ class Project:
     def module(self, module: str) -> ModuleInfo | None:
         if module not in self._modules:
             located = self.module_file(module)
-            if self.pending is not None and located and located[0] and not self._ready(located[0]):
-                self.pending.add(located[0])
-                raise _Pending(module)
             info = None
             if located is not None:
                 path, is_package = located
@@ -204,22 +190,15 @@ class Project:
         if cls is None:
             return []
         out: list[MroEntry] = []
-        complete = True
         for base in cls.bases:
             if base is None:
                 out.append(Opaque("<expression>"))
                 continue
             if base in ("object", "builtins.object"):
                 continue
-            try:
-                target = self.resolve(ref.module, base)
-            except _Pending:
-                target, complete = None, False
+            target = self.resolve(ref.module, base)
             out.append(target if isinstance(target, ClassRef) else Opaque(base))
-        if complete:
-            # Loaded modules never change, so a resolution that needed no
-            # missing module holds for the run (the prefetch asks again each step).
-            self._bases[ref] = out
+        self._bases[ref] = out
         return out
 
     def mro(self, ref: ClassRef, _stack: frozenset[ClassRef] = frozenset()) -> list[MroEntry]:

@@ -1,10 +1,12 @@
-"""The audit's work on every core: forked workers for parsing (which holds
-the GIL), threads for the compiled lexer (which does not)."""
+"""The audit's work on every core: threads for the compiled lexer (which
+releases the GIL), forked processes for everything that holds it."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -13,9 +15,17 @@ from vllm_sp_base._audit._model import ModuleInfo, detach_sources
 from vllm_sp_base._audit._prescan import scan
 from vllm_sp_base._audit._summarize import summarize
 
-_THREADS = min(os.cpu_count() or 1, 8)
+
+def cores() -> int:
+    """The cores this process may run on (a container's or taskset's share)."""
+    available = getattr(os, "sched_getaffinity", None)
+    return min(len(available(0)) if available else os.cpu_count() or 1, 8)
+
+
+_THREADS = cores()
 _PARALLEL_MIN_JOBS = 8
 _T = TypeVar("_T")
+_R = TypeVar("_R")
 # What a worker inherits through fork: the audited files' bytes, and the
 # classes whose ``__init__`` bodies are parsed with their modules (see
 # ``Candidates.in_mros``; None: every class's).
@@ -59,6 +69,69 @@ def in_threads(function: Callable[[str], _T], items: list[str]) -> list[_T]:
     return [value for part in done for value in part]
 
 
+def in_processes(function: Callable[[_T], _R], items: list[_T]) -> list[_R]:
+    """``function`` of each item, in order: the first here, each other in a
+    process forked for it, its result sent back pickled through a pipe. The
+    children inherit everything read and parsed so far and share nothing
+    after: no pool, no queue, one pipe each. Without ``fork``, all run here."""
+    if len(items) < 2 or not hasattr(os, "fork"):
+        return [function(item) for item in items]
+    children: list[tuple[int, int]] = []
+    try:
+        for item in items[1:]:
+            children.append(_fork(function, item))
+        first = function(items[0])
+    except BaseException:
+        for pid, _ in children:
+            os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        answers = [_collect(pid, read_end) for pid, read_end in children]
+    results = [first]
+    for ok, value in answers:
+        if not ok:
+            raise value
+        results.append(value)
+    return results
+
+
+def _fork(function: Callable[[_T], Any], item: _T) -> tuple[int, int]:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_end)
+        return pid, read_end
+    status = 1
+    try:  # the child: never returns into the caller's frames
+        os.close(read_end)
+        try:
+            answer = pickle.dumps((True, function(item)), pickle.HIGHEST_PROTOCOL)
+        except BaseException as error:  # noqa: BLE001 (raised again in the parent)
+            answer = _pickled_error(error)
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(answer)
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _pickled_error(error: BaseException) -> bytes:
+    try:
+        return pickle.dumps((False, error), pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 (an exception that does not pickle: its text does)
+        return pickle.dumps((False, RuntimeError(f"{type(error).__name__}: {error}")))
+
+
+def _collect(pid: int, read_end: int) -> tuple[bool, Any]:
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        return False, RuntimeError(f"an audit process ended without an answer (wait status {status})")
+    answer: tuple[bool, Any] = pickle.loads(data)
+    return answer
+
+
 def summarize_or_reason(data: bytes, path: str, kind: bytes) -> ModuleInfo | str:
     """Kinds: ``M``/``P`` a module/package cut, ``m``/``p`` parsed whole."""
     try:
@@ -87,7 +160,7 @@ class Workers:
     def __init__(self, texts: dict[str, bytes]) -> None:
         self.texts = texts
         self.forked: set[str] = set()
-        self.size = min(os.cpu_count() or 1, 8)
+        self.size = cores()
         self._pool: Any = None
 
     def map(self, jobs: list[tuple[str, bytes]]) -> list[Any]:

@@ -89,16 +89,19 @@ int lex_next_line(Lexer *L, Line *line) {
     while (i < n) {
         unsigned char c = s[i];
         switch (SPECIAL[c]) {
-            case PLAIN: { /* most of a line: names, numbers, operators */
-                Py_ssize_t j = i + 1;
-                while (j < n && SPECIAL[s[j]] == PLAIN) j++;
-                last = j - 1;
+            case PLAIN:
+            case BLANK: { /* most of a line: names, numbers, operators, spaces */
+                /* One loop for both, `last` by a conditional move: a branch at
+                 * every token's edge would be mispredicted at every other one. */
+                Py_ssize_t j = i;
+                unsigned char kind;
+                while (j < n && (kind = SPECIAL[s[j]]) <= BLANK) {
+                    last = kind == PLAIN ? j : last;
+                    j++;
+                }
                 i = j;
                 continue;
             }
-            case BLANK:
-                i++;
-                continue;
             case NEWLINE:
                 if (depth == 0) goto done;
                 number++;

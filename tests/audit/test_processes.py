@@ -1,0 +1,136 @@
+"""Candidate files checked in forked processes: the same results as in one,
+and a child's failure is the parent's."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from pathlib import Path
+
+import pytest
+
+from vllm_sp_base._audit import _engine
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit._workers import in_processes
+
+TREE = Path(__file__).with_name("fixtures") / "tree"
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this platform")
+
+
+def _no_child_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_each_item_but_the_first_runs_in_its_own_process() -> None:
+    here = os.getpid()
+    results = in_processes(lambda n: (n * n, os.getpid()), [1, 2, 3, 4])
+    assert [square for square, _ in results] == [1, 4, 9, 16]
+    pids = [pid for _, pid in results]
+    assert pids[0] == here and here not in pids[1:] and len(set(pids)) == 4
+    assert _no_child_left()
+
+
+def test_what_a_child_raises_is_raised_here() -> None:
+    def parse(text: str) -> int:
+        return int(text)
+
+    with pytest.raises(ValueError, match="invalid literal.*'x'"):
+        in_processes(parse, ["1", "x"])
+    assert _no_child_left()
+
+
+def test_an_exception_that_does_not_pickle_comes_back_as_its_text() -> None:
+    class Local(Exception):  # a local class cannot be pickled
+        pass
+
+    def fail(item: int) -> int:
+        if item:
+            raise Local("lost in the child")
+        return item
+
+    with pytest.raises(RuntimeError, match="Local: lost in the child"):
+        in_processes(fail, [0, 1])
+
+
+def test_a_child_that_dies_is_an_error_not_a_missing_result() -> None:
+    here = os.getpid()
+
+    def die(item: int) -> int:
+        if os.getpid() != here:
+            os._exit(3)
+        return item
+
+    with pytest.raises(RuntimeError, match="ended without an answer"):
+        in_processes(die, [0, 1])
+    assert _no_child_left()
+
+
+def test_when_this_process_fails_the_children_are_stopped_and_reaped() -> None:
+    here = os.getpid()
+
+    def work(item: int) -> int:
+        if os.getpid() == here:
+            raise KeyError("here")
+        time.sleep(600)  # a child would wait long
+        return item
+
+    with pytest.raises(KeyError):
+        in_processes(work, [0, 1, 2])
+    assert _no_child_left()
+
+
+def _everything(result: AuditResult) -> tuple[object, ...]:
+    return (result.findings, result.diagnostics, result.files, result.parsed, result.suppressed)
+
+
+def _forking(monkeypatch: pytest.MonkeyPatch, processes: int) -> None:
+    monkeypatch.setattr(_engine, "FILES_PER_PROCESS", 1)
+    monkeypatch.setattr(_engine, "cores", lambda: processes)
+
+
+@pytest.mark.parametrize("parse_all", [False, True], ids=["prefilter", "parse-all"])
+def test_forked_groups_find_what_one_process_finds(monkeypatch: pytest.MonkeyPatch, parse_all: bool) -> None:
+    alone = audit([str(TREE)], cache=Cache(None, False), parse_all=parse_all)
+    _forking(monkeypatch, 3)
+    forked = audit([str(TREE)], cache=Cache(None, False), parse_all=parse_all)
+    assert alone.findings and alone.suppressed
+    assert _everything(forked) == _everything(alone)
+
+
+def test_a_diagnostic_found_in_a_child_is_reported_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    base = "class {}:\n    def __init__(self):\n        self.flag = 1\n    def forward(self):\n"
+    (tmp_path / "good.py").write_text(base.format("Good") + "        return self.flag\n")
+    (tmp_path / "bad.py").write_text(base.format("Bad") + "        return self.flag = = 1\n")
+    child = "from {0} import {1}\nclass {2}({1}):\n    def __init__(self):\n        pass\n"
+    # The largest files go to this process first: only children check the small ones.
+    for i in range(2):
+        (tmp_path / f"large{i}.py").write_text(child.format("good", "Good", f"Large{i}") + "#\n" * 500)
+    for i in range(3):
+        (tmp_path / f"small{i}.py").write_text(child.format("bad", "Bad", f"Small{i}"))
+    _forking(monkeypatch, 3)
+    result = audit([str(tmp_path)], cache=Cache(None, False))
+    ((path, reason),) = result.diagnostics
+    assert path.endswith("bad.py") and reason.startswith("does not parse (line 5)")
+    assert {f.class_name for f in result.findings} == {"large0.Large0", "large1.Large1"}
+
+
+def test_what_children_parse_reaches_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    audit([str(TREE)], cache=Cache(str(tmp_path / "alone"), True))
+    _forking(monkeypatch, 3)
+    audit([str(TREE)], cache=Cache(str(tmp_path / "forked"), True))
+
+    def entries(directory: Path) -> set[bytes]:
+        (saved,) = directory.glob("*-files.pickle")
+        keys: set[bytes] = set(pickle.loads(saved.read_bytes()))
+        return keys
+
+    assert entries(tmp_path / "forked") == entries(tmp_path / "alone")
+    warm = audit([str(TREE)], cache=Cache(str(tmp_path / "forked"), True))
+    assert _everything(warm) == _everything(audit([str(TREE)], cache=Cache(None, False)))
