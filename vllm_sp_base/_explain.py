@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from vllm_sp_base._gates import (
@@ -107,5 +106,10 @@ def render(result: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     result = report(layout_from(args))
-    print(json.dumps(result, indent=2) if args.json else render(result))
+    if args.json:
+        import json  # the command line builds this parser for every command: keep its start light
+
+        print(json.dumps(result, indent=2))
+    else:
+        print(render(result))
     return 0

@@ -254,7 +254,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
         sources.read(path)
     roots = search_roots(discovered.roots)
     result.lap("discover and read", start)
-    run_key = _run_key(discovered, sources, roots, parse_all)
+    run_key = _run_key(discovered, sources, roots, parse_all) if cache.enabled else b""
     saved = cache.get_run(run_key)
     if saved is not None and _still_valid(saved):
         return AuditResult(**saved["result"])

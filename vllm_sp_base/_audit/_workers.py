@@ -3,7 +3,6 @@ releases the GIL), forked processes for everything that holds it."""
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import pickle
 import signal
@@ -164,6 +163,8 @@ class Workers:
         self._pool: Any = None
 
     def map(self, jobs: list[tuple[str, bytes]]) -> list[Any]:
+        import multiprocessing as mp  # only where a pool runs: ~5 ms of every start otherwise
+
         if self.size < 2 or len(jobs) < _PARALLEL_MIN_JOBS or "fork" not in mp.get_all_start_methods():
             return [_job((path, kind, self.texts[path])) for path, kind in jobs]
         if self._pool is None:
