@@ -145,3 +145,34 @@ def test_any_bytes_are_scanned_or_refused_never_a_crash(source: bytes) -> None:
     for owners in (None, frozenset({"A"})):
         cut = _prescan._lexer.cut_bodies(source, (b"__init__",), owners)
         assert cut is None or cut[0].count(b"\n") == source.count(b"\n")
+
+
+_compiled_reader = pytest.mark.skipif(_prescan.read_and_scan is None, reason="lexer not compiled here")
+
+
+@_compiled_reader
+def test_reading_and_scanning_at_once_is_reading_then_scanning(
+    fixture_files: list[Path], vllm_files: list[Path]
+) -> None:
+    assert _prescan.read_and_scan is not None
+    for path in [*fixture_files, *vllm_files]:
+        data, found = _prescan.read_and_scan(str(path), 1 << 22)
+        assert data == path.read_bytes(), path
+        assert found == _prescan._lexer.scan(data), path
+
+
+@_compiled_reader
+def test_reading_and_scanning_says_what_it_could_not_read(tmp_path: Path) -> None:
+    assert _prescan.read_and_scan is not None
+    big = tmp_path / "big.py"
+    big.write_bytes(b"x = 1\n" * 100)
+    assert _prescan.read_and_scan(str(big), 599) == (None, 600)
+    assert _prescan.read_and_scan(str(big), 600)[0] == big.read_bytes()
+    with pytest.raises(FileNotFoundError) as missing:
+        _prescan.read_and_scan(str(tmp_path / "gone.py"), 1 << 22)
+    assert missing.value.filename == str(tmp_path / "gone.py")
+    with pytest.raises(IsADirectoryError):
+        _prescan.read_and_scan(str(tmp_path), 1 << 22)
+    refused = tmp_path / "refused.py"
+    refused.write_bytes(b"x = 'unterminated\n")
+    assert _prescan.read_and_scan(str(refused), 1 << 22) == (refused.read_bytes(), None)

@@ -19,8 +19,10 @@ from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, attach_sour
 from vllm_sp_base._audit._prescan import (
     FileScan,
     candidate_names,
+    read_and_scan,
     scan,
     scan_releases_the_gil,
+    scanned,
 )
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
@@ -110,16 +112,19 @@ class Sources:
         try:
             data = _read(path)
         except _TooBig as big:
-            self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
+            self.problem(path, _too_big(big.size))
             return None
         except OSError as error:
             self.problem(path, f"cannot read: {error.strerror or error}")
             return None
+        self._remember(path, data)
+        return data
+
+    def _remember(self, path: str, data: bytes) -> None:
         self.texts[path] = data
         # Without a cache nothing outlives the run: the path is key enough, and
         # hashing vLLM's 50 MB would only slow a cold run down.
         self.keys[path] = _content_key(data) if self.cache.enabled else path.encode() + b"\0"
-        return data
 
     def problem(self, path: str, reason: str) -> None:
         if path in self.audited and path not in self.reported:
@@ -162,7 +167,23 @@ class Sources:
         return cached
 
     def prescan(self, path: str) -> FileScan | None:
-        data = self.read(path)
+        lexed, found = False, None
+        if path in self.texts or read_and_scan is None:
+            data = self.read(path)
+        else:
+            # Read by the lexer, which holds no GIL for the reading either: the
+            # pre-scan's threads then read in parallel (os.read alone did not:
+            # the Python around thousands of small reads holds the GIL).
+            try:
+                data, found = read_and_scan(path, MAX_FILE_BYTES)
+            except OSError as error:
+                self.problem(path, f"cannot read: {error.strerror or error}")
+                return None
+            if data is None:
+                self.problem(path, _too_big(found))
+                return None
+            self._remember(path, data)
+            lexed = True
         if data is None:
             return None
         key = self.keys[path] + b"S"
@@ -170,10 +191,14 @@ class Sources:
         if cached is None:
             if not self._decodable(path, data):
                 return None
-            cached = scan(data)
+            cached = scanned(data, found) if lexed else scan(data)
             self.store(key, cached)
         assert isinstance(cached, FileScan)
         return cached
+
+
+def _too_big(size: int) -> str:
+    return f"skipped: {size} bytes is over the {MAX_FILE_BYTES}-byte limit"
 
 
 class _TooBig(Exception):
@@ -250,8 +275,10 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
     sources = Sources(cache, result, audited, whole=parse_all)
-    for path in discovered.files:
-        sources.read(path)
+    if cache.enabled or parse_all:  # the whole-run cache's key needs every file's digest
+        for path in discovered.files:
+            sources.read(path)
+    # Otherwise the pre-scan reads each file, on its threads.
     roots = search_roots(discovered.roots)
     result.lap("discover and read", start)
     run_key = _run_key(discovered, sources, roots, parse_all) if cache.enabled else b""

@@ -1,17 +1,19 @@
-# The audit's compiled passes: see lexer/bodies.c and lexer/scan.c.
+# The audit's compiled passes: see lexer/bodies.c, lexer/scan.c and lexer/read.c.
 
 from collections.abc import Set as AbstractSet
+from typing import TypeAlias
+
+# (classes, aliases, imported); a class: (name, bases, dotted_bases, has_init, init_chains, init_sets)
+_Scanned: TypeAlias = tuple[
+    list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool, bool]],
+    list[tuple[str, str]],
+    list[tuple[str, str]],
+]
 
 def cut_bodies(
     source: bytes, keep: tuple[bytes, ...], owners: AbstractSet[str] | None = None
 ) -> tuple[bytes, list[tuple[int, int, int, int, int, int]]] | None: ...
-def scan(
-    source: bytes,
-) -> (
-    tuple[
-        list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool, bool]],
-        list[tuple[str, str]],
-        list[tuple[str, str]],
-    ]
-    | None
-): ...
+def scan(source: bytes) -> _Scanned | None: ...
+
+# Not on Windows. (None, size): the file is over `limit` bytes. Raises OSError.
+def read_and_scan(path: str, limit: int) -> tuple[bytes, _Scanned | None] | tuple[None, int]: ...

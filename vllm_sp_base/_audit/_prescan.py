@@ -40,15 +40,24 @@ def scan(text: bytes) -> FileScan:
     """What the pre-scan needs of one module: lexed by ``lexer/scan.c`` where
     it is compiled (exact: nothing in a string or comment counts), else read
     with the regular expressions of ``_prescan_patterns`` (which over-approximate)."""
-    if _lexer is not None:
-        found = _lexer.scan(text)
-        if found is not None:
-            classes, aliases, imported = found
-            scanned = FileScan([ClassScan(*c) for c in classes], aliases, imported)
-            return scanned if text.isascii() else _normalised(scanned)
+    return scanned(text, _lexer.scan(text) if _lexer is not None else None)
+
+
+def scanned(text: bytes, found: _lexer._Scanned | None) -> FileScan:
+    """``scan(text)``, given what the compiled lexer found in it (None: it was
+    not compiled, or could not lex ``text`` with certainty)."""
+    if found is not None:
+        classes, aliases, imported = found
+        result = FileScan([ClassScan(*c) for c in classes], aliases, imported)
+        return result if text.isascii() else _normalised(result)
     from vllm_sp_base._audit._prescan_patterns import scan_by_patterns
 
     return scan_by_patterns(text)
+
+
+#: ``read_and_scan(path, limit)``: a file's bytes and what the lexer finds in
+#: them, read and lexed without the GIL (see ``lexer/read.c``); None where not compiled.
+read_and_scan = getattr(_lexer, "read_and_scan", None) if _lexer is not None else None
 
 
 def scan_releases_the_gil() -> bool:

@@ -292,26 +292,35 @@ static PyObject *classes(const unsigned char *s, const Found *found) {
     return list;
 }
 
-PyObject *scan(PyObject *module, PyObject *args) {
-    Py_buffer source;
-    if (!PyArg_ParseTuple(args, "y*:scan", &source)) return NULL;
-    const unsigned char *s = source.buf;
-    Found found;
-    memset(&found, 0, sizeof(found));
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = find(s, source.len, &found);
-    Py_END_ALLOW_THREADS
+int scan_find(const unsigned char *s, Py_ssize_t n, Found *found) {
+    memset(found, 0, sizeof(*found));
+    return find(s, n, found);
+}
+
+PyObject *scan_result(const unsigned char *s, int status, Found *found) {
     PyObject *result = NULL;
     if (status < 0) {
         PyErr_NoMemory();
     } else if (status == 0) {
         result = Py_NewRef(Py_None);
     } else {
-        result = Py_BuildValue("(NNN)", classes(s, &found), pairs(s, found.aliases, found.alias_count),
-                               pairs(s, found.imported, found.import_count));
+        result = Py_BuildValue("(NNN)", classes(s, found), pairs(s, found->aliases, found->alias_count),
+                               pairs(s, found->imported, found->import_count));
     }
-    free_found(&found);
+    free_found(found);
+    return result;
+}
+
+PyObject *scan(PyObject *module, PyObject *args) {
+    Py_buffer source;
+    if (!PyArg_ParseTuple(args, "y*:scan", &source)) return NULL;
+    const unsigned char *s = source.buf;
+    Found found;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = scan_find(s, source.len, &found);
+    Py_END_ALLOW_THREADS
+    PyObject *result = scan_result(s, status, &found);
     PyBuffer_Release(&source);
     return result;
 }

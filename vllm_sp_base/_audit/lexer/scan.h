@@ -33,6 +33,12 @@ typedef struct {
     int chains, sets;
 } Init;
 
+/* Lex the module into `found` (no Python object touched: it runs without the
+ * GIL): 1, 0 where it does not lex, -1 out of memory. */
+int scan_find(const unsigned char *s, Py_ssize_t n, Found *found);
+/* scan()'s answer for what scan_find returned (with the GIL); frees `found`. */
+PyObject *scan_result(const unsigned char *s, int status, Found *found);
+
 /* The `def __init__` logical line of the class at `index`: its first
  * parameter's name, and a body on the same line. */
 void start_init(const unsigned char *s, const Line *line, Py_ssize_t name_stop, Py_ssize_t index,

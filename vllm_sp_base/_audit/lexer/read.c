@@ -1,0 +1,78 @@
+/* read_and_scan(path, limit): a file's bytes and scan() of them, with the
+ * GIL released for the reading as for the lexing. The pre-scan's threads then
+ * read in parallel too: os.read releases the GIL, but the Python around each
+ * of thousands of small files holds it, and the threads took turns. */
+
+#include "scan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+
+static PyObject *failed(int error, PyObject *path) {
+    errno = error;
+    return PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
+}
+
+PyObject *read_and_scan(PyObject *module, PyObject *args) {
+    PyObject *path, *encoded;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "On:read_and_scan", &path, &limit)) return NULL;
+    if (!PyUnicode_FSConverter(path, &encoded)) return NULL;
+    int fd, error = 0;
+    struct stat info;
+    Py_BEGIN_ALLOW_THREADS
+    fd = open(PyBytes_AS_STRING(encoded), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &info) != 0) error = errno;
+    Py_END_ALLOW_THREADS
+    Py_DECREF(encoded);
+    if (error) {
+        if (fd >= 0) close(fd);
+        return failed(error, path);
+    }
+    Py_ssize_t size = (Py_ssize_t)info.st_size;
+    if (size > limit) {
+        close(fd);
+        return Py_BuildValue("(On)", Py_None, size); /* too big: the caller says so */
+    }
+    PyObject *data = PyBytes_FromStringAndSize(NULL, size);
+    if (data == NULL) {
+        close(fd);
+        return NULL;
+    }
+    unsigned char *s = (unsigned char *)PyBytes_AS_STRING(data);
+    Py_ssize_t got = 0;
+    Found found;
+    int status = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (got < size) {
+        ssize_t count = read(fd, s + got, (size_t)(size - got));
+        if (count < 0 && errno == EINTR) continue;
+        if (count < 0) {
+            error = errno;
+            break;
+        }
+        if (count == 0) break; /* the file shrank since fstat: what there is */
+        got += count;
+    }
+    close(fd);
+    if (!error) status = scan_find(s, got, &found);
+    Py_END_ALLOW_THREADS
+    if (error) {
+        Py_DECREF(data);
+        return failed(error, path);
+    }
+    if (got < size && _PyBytes_Resize(&data, got) < 0) return scan_result(s, -1, &found); /* frees it */
+    s = (unsigned char *)PyBytes_AS_STRING(data);
+    PyObject *scanned = scan_result(s, status, &found);
+    if (scanned == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", data, scanned);
+}
