@@ -322,6 +322,8 @@ def _check(
         files = [p for p, fs in scans.items() if any(c.name in chosen.names for c in fs.classes)]
         start = result.lap("pre-scan", start)
 
+    # Its threads would be forked mid-flight with the groups; they need it no more.
+    sources.workers.close()
     groups = _groups(files, sources.texts, min(cores(), max(1, len(files) // FILES_PER_PROCESS)))
     check = _Checker(sources, roots, discovered.files, names)
     for checked in in_processes(check, groups):

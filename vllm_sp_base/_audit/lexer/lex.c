@@ -56,7 +56,8 @@ int lex_next_line(Lexer *L, Line *line) {
     long number = L->line;
     for (;;) { /* blank and comment-only lines start no statement */
         Py_ssize_t j = i;
-        long column = 0;
+        while (j < n && s[j] == ' ') j++; /* indentation is mostly spaces: a quarter of the bytes */
+        long column = (long)(j - i);
         while (j < n && SPECIAL[s[j]] == BLANK) {
             column = s[j] == '\t' ? (column / 8 + 1) * 8 : (s[j] == '\f' ? 0 : column + 1);
             j++;
