@@ -93,6 +93,9 @@ def test_each_phase_is_timed_and_a_whole_run_cache_hit_has_none(tmp_path: Path) 
     assert all(seconds >= 0 for seconds in cold.seconds.values())
     warm = audit([str(TREE)], cache=Cache(str(tmp_path), True))
     assert warm.seconds == {}
+    # Without a cache, the pre-scan reads each file as it lexes it.
+    uncached = audit([str(TREE)], cache=Cache(None, False))
+    assert list(uncached.seconds) == ["discover", "read and pre-scan", "candidates, their MROs, the rule"]
     assert got(warm) == got(cold)
 
 

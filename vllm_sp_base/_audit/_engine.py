@@ -275,18 +275,19 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
     sources = Sources(cache, result, audited, whole=parse_all)
-    if cache.enabled or parse_all:  # the whole-run cache's key needs every file's digest
+    read_first = cache.enabled or parse_all  # the whole-run cache's key needs every file's digest
+    if read_first:
         for path in discovered.files:
             sources.read(path)
     # Otherwise the pre-scan reads each file, on its threads.
     roots = search_roots(discovered.roots)
-    result.lap("discover and read", start)
+    result.lap("discover and read" if read_first else "discover", start)
     run_key = _run_key(discovered, sources, roots, parse_all) if cache.enabled else b""
     saved = cache.get_run(run_key)
     if saved is not None and _still_valid(saved):
         return AuditResult(**saved["result"])
     try:
-        _check(discovered, sources, result, roots, parse_all)
+        _check(discovered, sources, result, roots, parse_all, read_first)
     finally:
         sources.workers.close()
         set_inits_of(None)
@@ -300,7 +301,12 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
 
 
 def _check(
-    discovered: Discovered, sources: Sources, result: AuditResult, roots: list[str], parse_all: bool
+    discovered: Discovered,
+    sources: Sources,
+    result: AuditResult,
+    roots: list[str],
+    parse_all: bool,
+    read_first: bool,
 ) -> None:
     start = time.perf_counter()
     names: set[str] | None = None  # every class is a candidate
@@ -320,7 +326,7 @@ def _check(
         names = chosen.names
         set_inits_of(chosen.in_mros)
         files = [p for p, fs in scans.items() if any(c.name in chosen.names for c in fs.classes)]
-        start = result.lap("pre-scan", start)
+        start = result.lap("pre-scan" if read_first else "read and pre-scan", start)
 
     # Its threads would be forked mid-flight with the groups; they need it no more.
     sources.workers.close()
