@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit import _engine
+from vllm_sp_base._audit import _candidates
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
 from vllm_sp_base._audit._workers import in_processes
@@ -91,8 +91,8 @@ def _everything(result: AuditResult) -> tuple[object, ...]:
 
 
 def _forking(monkeypatch: pytest.MonkeyPatch, processes: int) -> None:
-    monkeypatch.setattr(_engine, "FILES_PER_PROCESS", 1)
-    monkeypatch.setattr(_engine, "cores", lambda: processes)
+    monkeypatch.setattr(_candidates, "FILES_PER_PROCESS", 1)
+    monkeypatch.setattr(_candidates, "cores", lambda: processes)
 
 
 @pytest.mark.parametrize("parse_all", [False, True], ids=["prefilter", "parse-all"])
@@ -134,3 +134,18 @@ def test_what_children_parse_reaches_the_cache(monkeypatch: pytest.MonkeyPatch, 
     assert entries(tmp_path / "forked") == entries(tmp_path / "alone")
     warm = audit([str(TREE)], cache=Cache(str(tmp_path / "forked"), True))
     assert _everything(warm) == _everything(audit([str(TREE)], cache=Cache(None, False)))
+
+
+def test_files_split_into_one_group_per_core_of_about_as_many_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes = [900, 700, 500, 400, 300, 300, 200, 100] * 4
+    texts = {f"f{i}.py": b"x" * size for i, size in enumerate(sizes)}
+    monkeypatch.setattr(_candidates, "cores", lambda: 3)
+    groups = _candidates.split(list(texts), texts)
+    assert len(groups) == 2  # 32 files: two groups of at least FILES_PER_PROCESS
+    assert sorted(p for g in groups for p in g) == sorted(texts)
+    weights = [sum(len(texts[p]) for p in g) for g in groups]
+    assert max(weights) - min(weights) <= max(sizes)
+    monkeypatch.setattr(_candidates, "FILES_PER_PROCESS", 1)
+    assert len(_candidates.split(list(texts), texts)) == 3
+    assert _candidates.split(["a.py"], {"a.py": b""}) == [["a.py"]]
+    assert _candidates.split([], {}) == [[]]

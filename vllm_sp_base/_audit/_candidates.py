@@ -1,0 +1,92 @@
+"""Checking the candidate classes of some files: one group of files per
+process, each resolving and parsing what its candidates' MROs need."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from vllm_sp_base._audit._finding import Finding
+from vllm_sp_base._audit._model import BodyDoesNotParse
+from vllm_sp_base._audit._project import ClassRef, Project
+from vllm_sp_base._audit._rule import SkippedInitRead
+from vllm_sp_base._audit._workers import cores
+
+if TYPE_CHECKING:
+    from vllm_sp_base._audit._engine import Sources
+
+#: Fewer candidate files than this per process, and forking costs more than it saves.
+FILES_PER_PROCESS = 16
+
+
+def split(paths: list[str], texts: dict[str, bytes]) -> list[list[str]]:
+    """``paths`` in one group per core (fewer for few files), of about as many
+    bytes: the largest file first, each to the lightest group so far."""
+    count = min(cores(), max(1, len(paths) // FILES_PER_PROCESS))
+    groups: list[list[str]] = [[] for _ in range(count)]
+    weights = [0] * count
+    for path in sorted(paths, key=lambda p: -len(texts.get(p, b""))):
+        lightest = weights.index(min(weights))
+        groups[lightest].append(path)
+        weights[lightest] += len(texts.get(path, b""))
+    return [group for group in groups if group] or [[]]
+
+
+@dataclass
+class Checked:
+    """What checking some candidate files found, and what was learnt on the
+    way that the run keeps: it comes back from a forked process."""
+
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    parsed: set[str] = field(default_factory=set)
+    keys: list[tuple[str, bytes]] = field(default_factory=list)  # files read: the run cache's dependencies
+    entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
+
+
+class CandidateChecker:
+    """Checks the candidate classes of some files, resolving and parsing what
+    their MROs need as it goes. Each process has its own: the modules two
+    groups share are parsed in both, which costs less than sending them."""
+
+    def __init__(
+        self, sources: Sources, roots: list[str], files: dict[str, str], names: set[str] | None
+    ) -> None:
+        self.sources = sources
+        self.roots = roots
+        self.files = files  # path -> module name, the audited ones
+        self.audited_modules = set(files.values())
+        self.names = names  # None: every class
+
+    def __call__(self, paths: list[str]) -> Checked:
+        sources = self.sources
+        before = (len(sources.result.diagnostics), len(sources.keys), len(sources.stored))
+        project = Project(self.roots, sources.summary, text=sources.read)
+        rule = SkippedInitRead(project, self.audited_modules.__contains__)
+        checked = Checked()
+        for path in paths:
+            name = self.files[path]
+            info = project.module(name) if project.module_file(name) else None
+            if info is None:  # not importable under that name from the roots
+                info = sources.summary(path, path.endswith("__init__.py"))
+                if info is None:
+                    continue
+                project.add_module(name, info)
+            for class_name, cls in info.classes.items():
+                if self.names is not None and class_name not in self.names:
+                    continue
+                try:
+                    findings = rule.check(ClassRef(name, class_name))
+                except BodyDoesNotParse as error:
+                    sources.problem(error.path, error.reason)
+                    continue
+                if cls.noqa is not None and (not cls.noqa or rule.CODE in cls.noqa):
+                    checked.suppressed += len(findings)
+                else:
+                    checked.findings += findings
+        checked.problems = sources.result.diagnostics[before[0]:]
+        checked.parsed = sources.parsed
+        checked.keys = list(sources.keys.items())[before[1]:]
+        checked.entries = [(key, sources.memo[key]) for key in sources.stored[before[2]:]]
+        return checked
