@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base._audit._finding import Finding
-from vllm_sp_base._audit._model import BodyDoesNotParse
+from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
 from vllm_sp_base._audit._workers import cores
@@ -89,4 +89,7 @@ class CandidateChecker:
         checked.parsed = sources.parsed
         checked.keys = list(sources.keys.items())[before[1]:]
         checked.entries = [(key, sources.memo[key]) for key in sources.stored[before[2]:]]
+        for _, value in checked.entries:
+            if isinstance(value, ModuleInfo):
+                detach_sources(value)  # done with: the bytes need not travel back
         return checked

@@ -16,7 +16,7 @@ from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._candidates import CandidateChecker, split
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import Finding
-from vllm_sp_base._audit._model import ModuleInfo, attach_sources
+from vllm_sp_base._audit._model import ModuleInfo, attach_sources, detach_sources
 from vllm_sp_base._audit._prescan import (
     FileScan,
     candidate_names,
@@ -76,9 +76,16 @@ class Sources:
         self.stored: list[bytes] = []  # keys this process added to the cache
         self.workers = Workers(self.texts)
 
-    def _lookup(self, key: bytes) -> Any:
+    def _lookup(self, key: bytes, path: str) -> Any:
         found = self.memo.get(key)
-        return found if found is not None else self.cache.get(key)
+        if found is None:
+            found = self.cache.get(key)
+            if isinstance(found, ModuleInfo):
+                # Cached without the file's bytes (see save_cache): they are
+                # the bytes just read, whose digest the key holds.
+                attach_sources(found, self.texts[path], path)
+                self.memo[key] = found
+        return found
 
     def store(self, key: bytes, value: Any) -> None:
         self.memo[key] = value
@@ -95,11 +102,11 @@ class Sources:
                 continue
             job_kind = kind if kind == b"S" else self.summary_kinds[path.endswith("__init__.py")]
             key = self.keys[path] + job_kind
-            if self._lookup(key) is None and self._decodable(path, self.texts[path]):
+            if self._lookup(key, path) is None and self._decodable(path, self.texts[path]):
                 todo.append((path, job_kind, key))
         for (path, _, key), value in zip(todo, self.workers.map([(p, k) for p, k, _ in todo])):
             if isinstance(value, ModuleInfo):
-                attach_sources(value, self.texts[path])
+                attach_sources(value, self.texts[path], path)
             self.store(key, value)
             if kind != b"S" and path in self.audited:
                 self.parsed.add(path)
@@ -123,6 +130,16 @@ class Sources:
         # Without a cache nothing outlives the run: the path is key enough, and
         # hashing vLLM's 50 MB would only slow a cold run down.
         self.keys[path] = _content_key(data) if self.cache.enabled else path.encode() + b"\0"
+
+    def save_cache(self) -> None:
+        """Summaries are cached without their file's bytes: whoever reads one
+        back has just read that file. (The run is over: nothing parses a body
+        of these any more.)"""
+        if self.cache.enabled:
+            for value in self.cache.entries.values():
+                if isinstance(value, ModuleInfo):
+                    detach_sources(value)
+            self.cache.save()
 
     def problem(self, path: str, reason: str) -> None:
         if path in self.audited and path not in self.reported:
@@ -150,7 +167,7 @@ class Sources:
             return None
         kind = self.summary_kinds[is_package]
         key = self.keys[path] + kind
-        cached = self._lookup(key)
+        cached = self._lookup(key, path)
         if cached is None:
             if not self._decodable(path, data):
                 return None
@@ -185,7 +202,7 @@ class Sources:
         if data is None:
             return None
         key = self.keys[path] + b"S"
-        cached = self._lookup(key)
+        cached = self._lookup(key, path)
         if cached is None:
             if not self._decodable(path, data):
                 return None
@@ -294,7 +311,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool) -> AuditResult:
     dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
     kept = {k: v for k, v in vars(result).items() if k != "seconds"}
     cache.put_run(run_key, {"result": kept, "dependencies": dependencies})
-    cache.save()
+    sources.save_cache()
     return result
 
 
@@ -339,7 +356,7 @@ def _check(
         for path, key in checked.keys:
             sources.keys.setdefault(path, key)
         for key, value in checked.entries:
-            if key not in sources.memo:
-                sources.store(key, value)
+            if key not in sources.memo:  # the cache only: it comes without its file's bytes
+                sources.cache.put(key, value)
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
     result.lap("candidates, their MROs, the rule", start)

@@ -175,8 +175,11 @@ def detach_sources(info: ModuleInfo) -> None:
                 method._body.source = b""
 
 
-def attach_sources(info: ModuleInfo, source: bytes) -> None:
+def attach_sources(info: ModuleInfo, source: bytes, path: str) -> None:
+    """The module's bytes and path back into its unparsed bodies (a cached
+    summary may have been made from the same bytes at another path)."""
     for cls in info.classes.values():
         for method in cls.methods.values():
             if method._body is not None:
                 method._body.source = source
+                method._body.path = path

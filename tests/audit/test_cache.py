@@ -1,0 +1,71 @@
+"""The per-file cache: summaries kept without their file's bytes, reused by
+content wherever that content sits."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+from pathlib import Path
+
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit._model import ModuleInfo
+
+TREE = Path(__file__).with_name("fixtures") / "tree"
+
+_NEEDS_A_BROKEN_BODY = """\
+class Base:
+    def __init__(self):
+        self.flag = False
+
+    def forward(self):
+        return self.flag = = 1
+
+
+class Child(Base):
+    def __init__(self):
+        pass
+"""
+
+
+def _entries(directory: Path) -> dict[bytes, object]:
+    (saved,) = directory.glob("*-files.pickle")
+    entries: dict[bytes, object] = pickle.loads(saved.read_bytes())
+    return entries
+
+
+def _everything(result: AuditResult) -> tuple[object, ...]:
+    return (result.findings, result.diagnostics, result.files, result.suppressed)
+
+
+def test_summaries_are_cached_without_their_files_bytes(tmp_path: Path) -> None:
+    audit([str(TREE)], cache=Cache(str(tmp_path), True))
+    summaries = [v for v in _entries(tmp_path).values() if isinstance(v, ModuleInfo)]
+    bodies = [m._body for s in summaries for c in s.classes.values() for m in c.methods.values()
+              if m._body is not None]
+    assert summaries and bodies
+    assert all(body.source == b"" for body in bodies)
+
+
+def test_a_run_from_cached_summaries_finds_what_a_run_without_finds(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    cache = tmp_path / "cache"
+    audit([str(tree)], cache=Cache(str(cache), True))
+    touched = tree / "app" / "models" / "dotted.py"
+    touched.write_text(touched.read_text() + "\n# the whole-run cache misses; the other files' summaries hit\n")
+    reused = audit([str(tree)], cache=Cache(str(cache), True))
+    assert reused.seconds  # not the whole-run cache's answer
+    assert reused.parsed == 1  # the touched file; every other summary came from the cache
+    assert _everything(reused) == _everything(audit([str(tree)], cache=Cache(None, False)))
+
+
+def test_a_summary_cached_from_one_path_reports_at_another(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.py").write_text(_NEEDS_A_BROKEN_BODY)
+        result = audit([str(tmp_path / name)], cache=Cache(str(cache), True))
+        ((path, reason),) = result.diagnostics
+        assert path == str(tmp_path / name / "model.py")
+        assert reason.startswith("does not parse (line 6)")
