@@ -14,9 +14,11 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from vllm_sp_base._audit import _candidates
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
 
@@ -144,3 +146,9 @@ def test_crashes_are_reported_and_errors_crash(specs: list[Spec], tmp_path_facto
                 assert attr in reported.get(name, set()), (name, attr, _source(specs, 0, len(specs)))
             if attr is None:
                 assert name not in errors, (name, _source(specs, 0, len(specs)))
+    # Each module's candidates checked in a process of its own: the same findings.
+    alone = audit([str(root)], cache=Cache(None, False))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_candidates, "FILES_PER_PROCESS", 1)
+        patch.setattr(_candidates, "cores", lambda: 2)
+        assert audit([str(root)], cache=Cache(None, False)).findings == alone.findings
