@@ -96,7 +96,12 @@ def in_processes(function: Callable[[_T], _R], items: list[_T]) -> list[_R]:
 
 def _fork(function: Callable[[_T], Any], item: _T) -> tuple[int, int]:
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid:
         os.close(write_end)
         return pid, read_end
@@ -125,9 +130,10 @@ def _collect(pid: int, read_end: int) -> tuple[bool, Any]:
     with os.fdopen(read_end, "rb") as pipe:
         data = pipe.read()
     _, status = os.waitpid(pid, 0)
-    if not data:
+    try:
+        answer: tuple[bool, Any] = pickle.loads(data)
+    except Exception:  # noqa: BLE001 (no answer, or half of one: it was killed)
         return False, RuntimeError(f"an audit process ended without an answer (wait status {status})")
-    answer: tuple[bool, Any] = pickle.loads(data)
     return answer
 
 
