@@ -353,19 +353,8 @@ Py_ssize_t lex_skip_space(const unsigned char *s, Py_ssize_t at, Py_ssize_t end)
     return at;
 }
 
-Py_ssize_t lex_name_end(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
-    if (at < end && lex_is_ident(s[at]) && !(s[at] >= '0' && s[at] <= '9'))
-        while (at < end && lex_is_ident(s[at])) at++;
-    return at;
-}
 
 /* Whether [at, end) is `word`. */
-int lex_is_name(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *word) {
-    Py_ssize_t k = 0;
-    for (; at + k < end; k++)
-        if (word[k] == '\0' || s[at + k] != (unsigned char)word[k]) return 0;
-    return word[k] == '\0';
-}
 
 /* From `at` to the next ',' or closing bracket outside brackets (or `stop`),
  * with strings skipped. */

@@ -50,9 +50,18 @@ Py_ssize_t lex_def_name_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t at);
 /* past blanks, comments, continuations and (inside brackets) line breaks; */
 Py_ssize_t lex_skip_space(const unsigned char *s, Py_ssize_t at, Py_ssize_t end);
 /* the end of the name at `at` (`at` itself if none starts there); */
-Py_ssize_t lex_name_end(const unsigned char *s, Py_ssize_t at, Py_ssize_t end);
+static inline Py_ssize_t lex_name_end(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
+    if (at < end && lex_is_ident(s[at]) && !(s[at] >= '0' && s[at] <= '9'))
+        while (at < end && lex_is_ident(s[at])) at++;
+    return at;
+}
 /* whether [at, end) is `word`; */
-int lex_is_name(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *word);
+static inline int lex_is_name(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *word) {
+    Py_ssize_t k = 0;
+    for (; at + k < end; k++)
+        if (word[k] == '\0' || s[at + k] != (unsigned char)word[k]) return 0;
+    return word[k] == '\0';
+}
 /* the first of `stops` outside brackets and strings (or `end`); */
 Py_ssize_t lex_skip_to(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const char *stops);
 /* the dotted name at `at`: its end, its last part, how many parts. */
