@@ -150,5 +150,5 @@ def test_crashes_are_reported_and_errors_crash(specs: list[Spec], tmp_path_facto
     alone = audit([str(root)], cache=Cache(None, False))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_candidates, "FILES_PER_PROCESS", 1)
-        patch.setattr(_candidates, "cores", lambda: 2)
+        patch.setattr(_candidates, "processes", lambda: 2)
         assert audit([str(root)], cache=Cache(None, False)).findings == alone.findings

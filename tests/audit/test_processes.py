@@ -92,7 +92,7 @@ def _everything(result: AuditResult) -> tuple[object, ...]:
 
 def _forking(monkeypatch: pytest.MonkeyPatch, processes: int) -> None:
     monkeypatch.setattr(_candidates, "FILES_PER_PROCESS", 1)
-    monkeypatch.setattr(_candidates, "cores", lambda: processes)
+    monkeypatch.setattr(_candidates, "processes", lambda: processes)
 
 
 @pytest.mark.parametrize("parse_all", [False, True], ids=["prefilter", "parse-all"])
@@ -139,7 +139,7 @@ def test_what_children_parse_reaches_the_cache(monkeypatch: pytest.MonkeyPatch, 
 def test_files_split_into_one_group_per_core_of_about_as_many_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     sizes = [900, 700, 500, 400, 300, 300, 200, 100] * 4
     texts = {f"f{i}.py": b"x" * size for i, size in enumerate(sizes)}
-    monkeypatch.setattr(_candidates, "cores", lambda: 3)
+    monkeypatch.setattr(_candidates, "processes", lambda: 3)
     groups = _candidates.split(list(texts), texts)
     assert len(groups) == 2  # 32 files: two groups of at least FILES_PER_PROCESS
     assert sorted(p for g in groups for p in g) == sorted(texts)
@@ -149,3 +149,27 @@ def test_files_split_into_one_group_per_core_of_about_as_many_bytes(monkeypatch:
     assert len(_candidates.split(list(texts), texts)) == 3
     assert _candidates.split(["a.py"], {"a.py": b""}) == [["a.py"]]
     assert _candidates.split([], {}) == [[]]
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["no-cache", "cache"])
+def test_without_fork_the_groups_run_here_one_after_another(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cached: bool
+) -> None:
+    alone = audit([str(TREE)], cache=Cache(None, False))
+    monkeypatch.setattr(_candidates, "FILES_PER_PROCESS", 1)
+    monkeypatch.delattr(os, "fork")
+    assert _candidates.split(["a.py", "b.py"], {}) == [["a.py", "b.py"]]  # no gain in splitting here
+    monkeypatch.setattr(_candidates, "processes", lambda: 3)  # and were it split anyway
+    result = audit([str(TREE)], cache=Cache(str(tmp_path), cached))
+    assert _everything(result) == _everything(alone)
+    # A module both groups need, whose second class only the second group reads.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    base = "class {0}:\n    def __init__(self):\n        self.{1} = 1\n    def forward(self):\n        return self.{1}\n"
+    (tree / "base.py").write_text(base.format("A", "a") + base.format("B", "b"))
+    child = "from base import {0}\nclass {1}({0}):\n    def __init__(self):\n        pass\n"
+    (tree / "large.py").write_text(child.format("A", "Large") + "#\n" * 500)
+    (tree / "small.py").write_text(child.format("B", "Small"))
+    monkeypatch.setattr(_candidates, "processes", lambda: 2)
+    found = audit([str(tree)], cache=Cache(str(tmp_path / "cache2"), cached)).findings
+    assert {(f.class_name, f.attribute) for f in found} == {("large.Large", "a"), ("small.Small", "b")}

@@ -3,6 +3,7 @@ process, each resolving and parsing what its candidates' MROs need."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,7 @@ from vllm_sp_base._audit._finding import Finding
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
-from vllm_sp_base._audit._workers import cores
+from vllm_sp_base._audit._workers import processes
 
 if TYPE_CHECKING:
     from vllm_sp_base._audit._engine import Sources
@@ -20,9 +21,9 @@ FILES_PER_PROCESS = 16
 
 
 def split(paths: list[str], texts: dict[str, bytes]) -> list[list[str]]:
-    """``paths`` in one group per core (fewer for few files), of about as many
-    bytes: the largest file first, each to the lightest group so far."""
-    count = min(cores(), max(1, len(paths) // FILES_PER_PROCESS))
+    """``paths`` in one group per process (fewer for few files), of about as
+    many bytes: the largest file first, each to the lightest group so far."""
+    count = min(processes(), max(1, len(paths) // FILES_PER_PROCESS))
     groups: list[list[str]] = [[] for _ in range(count)]
     weights = [0] * count
     for path in sorted(paths, key=lambda p: -len(texts.get(p, b""))):
@@ -58,10 +59,12 @@ class CandidateChecker:
         self.files = files  # path -> module name, the audited ones
         self.audited_modules = set(files.values())
         self.names = names  # None: every class
+        self.home = os.getpid()
 
     def __call__(self, paths: list[str]) -> Checked:
         sources = self.sources
-        before = (len(sources.result.diagnostics), len(sources.keys), len(sources.stored))
+        problems_before, keys_before, stored_before = (
+            len(sources.result.diagnostics), len(sources.keys), len(sources.stored))
         project = Project(self.roots, sources.summary, text=sources.read)
         rule = SkippedInitRead(project, self.audited_modules.__contains__)
         checked = Checked()
@@ -85,11 +88,12 @@ class CandidateChecker:
                     checked.suppressed += len(findings)
                 else:
                     checked.findings += findings
-        checked.problems = sources.result.diagnostics[before[0]:]
+        checked.problems = sources.result.diagnostics[problems_before:]
         checked.parsed = sources.parsed
-        checked.keys = list(sources.keys.items())[before[1]:]
-        checked.entries = [(key, sources.memo[key]) for key in sources.stored[before[2]:]]
-        for _, value in checked.entries:
-            if isinstance(value, ModuleInfo):
-                detach_sources(value)  # done with: the bytes need not travel back
+        checked.keys = list(sources.keys.items())[keys_before:]
+        checked.entries = [(key, sources.memo[key]) for key in sources.stored[stored_before:]]
+        if os.getpid() != self.home:  # a forked child, done: the bytes need not travel back
+            for _, value in checked.entries:
+                if isinstance(value, ModuleInfo):
+                    detach_sources(value)
         return checked

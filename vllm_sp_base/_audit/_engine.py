@@ -87,7 +87,7 @@ class Sources:
                 self.memo[key] = found
         return found
 
-    def store(self, key: bytes, value: Any) -> None:
+    def _store(self, key: bytes, value: Any) -> None:
         self.memo[key] = value
         if self.cache.enabled:
             self.cache.put(key, value)
@@ -107,7 +107,7 @@ class Sources:
         for (path, _, key), value in zip(todo, self.workers.map([(p, k) for p, k, _ in todo])):
             if isinstance(value, ModuleInfo):
                 attach_sources(value, self.texts[path], path)
-            self.store(key, value)
+            self._store(key, value)
             if kind != b"S" and path in self.audited:
                 self.parsed.add(path)
 
@@ -172,7 +172,7 @@ class Sources:
             if not self._decodable(path, data):
                 return None
             cached = summarize_or_reason(data, path, kind)
-            self.store(key, cached)
+            self._store(key, cached)
             if path in self.audited:
                 self.parsed.add(path)
         if isinstance(cached, str):
@@ -207,7 +207,7 @@ class Sources:
             if not self._decodable(path, data):
                 return None
             cached = scanned(data, found) if lexed else scan(data)
-            self.store(key, cached)
+            self._store(key, cached)
         assert isinstance(cached, FileScan)
         return cached
 

@@ -21,6 +21,11 @@ def cores() -> int:
     return min(len(available(0)) if available else os.cpu_count() or 1, 8)
 
 
+def processes() -> int:
+    """How many processes ``in_processes`` runs at once: one per core, where it can fork."""
+    return cores() if hasattr(os, "fork") else 1
+
+
 _THREADS = cores()
 _PARALLEL_MIN_JOBS = 8
 _T = TypeVar("_T")
