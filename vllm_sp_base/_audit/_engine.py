@@ -114,22 +114,25 @@ class Sources:
     def read(self, path: str) -> bytes | None:
         if path in self.texts:
             return self.texts[path]
+        return self._load(path, lexing=False)[0]
+
+    def _load(self, path: str, lexing: bool) -> tuple[bytes | None, Any]:
+        """``path``'s bytes, and with ``lexing`` what the compiled lexer found
+        in them (read and lexed in one call: see ``read_and_scan``); None,
+        said once, where the file cannot be read."""
         try:
-            data = _read(path)
+            data, found = _read_and_scan(path) if lexing else (_read(path), None)
         except _TooBig as big:
-            self.problem(path, _too_big(big.size))
-            return None
+            self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
+            return None, None
         except OSError as error:
             self.problem(path, f"cannot read: {error.strerror or error}")
-            return None
-        self._remember(path, data)
-        return data
-
-    def _remember(self, path: str, data: bytes) -> None:
+            return None, None
         self.texts[path] = data
         # Without a cache nothing outlives the run: the path is key enough, and
         # hashing vLLM's 50 MB would only slow a cold run down.
         self.keys[path] = _content_key(data) if self.cache.enabled else path.encode() + b"\0"
+        return data, found
 
     def save_cache(self) -> None:
         """Summaries are cached without their file's bytes: whoever reads one
@@ -182,23 +185,11 @@ class Sources:
         return cached
 
     def prescan(self, path: str) -> FileScan | None:
-        lexed, found = False, None
-        if path in self.texts or read_and_scan is None:
-            data = self.read(path)
-        else:
-            # Read by the lexer, which holds no GIL for the reading either: the
-            # pre-scan's threads then read in parallel (os.read alone did not:
-            # the Python around thousands of small reads holds the GIL).
-            try:
-                data, found = read_and_scan(path, MAX_FILE_BYTES)
-            except OSError as error:
-                self.problem(path, f"cannot read: {error.strerror or error}")
-                return None
-            if data is None:
-                self.problem(path, _too_big(found))
-                return None
-            self._remember(path, data)
-            lexed = True
+        # Read by the lexer, which holds no GIL for the reading either: the
+        # pre-scan's threads then read in parallel (os.read alone did not: the
+        # Python around thousands of small reads holds the GIL).
+        lexed = path not in self.texts and read_and_scan is not None
+        data, found = self._load(path, lexing=True) if lexed else (self.read(path), None)
         if data is None:
             return None
         key = self.keys[path] + b"S"
@@ -210,10 +201,6 @@ class Sources:
             self._store(key, cached)
         assert isinstance(cached, FileScan)
         return cached
-
-
-def _too_big(size: int) -> str:
-    return f"skipped: {size} bytes is over the {MAX_FILE_BYTES}-byte limit"
 
 
 class _TooBig(Exception):
@@ -235,6 +222,15 @@ def _read(path: str) -> bytes:
         return parts[0] if len(parts) == 1 else b"".join(parts)
     finally:
         os.close(fd)
+
+
+def _read_and_scan(path: str) -> tuple[bytes, Any]:
+    """``_read`` and the compiled lexer's scan of the bytes, in one call."""
+    assert read_and_scan is not None
+    data, found = read_and_scan(path, MAX_FILE_BYTES)
+    if data is None:
+        raise _TooBig(found)
+    return data, found
 
 
 def _content_key(data: bytes) -> bytes:

@@ -57,7 +57,7 @@ def scanned(text: bytes, found: _lexer._Scanned | None) -> FileScan:
 
 #: ``read_and_scan(path, limit)``: a file's bytes and what the lexer finds in
 #: them, read and lexed without the GIL (see ``lexer/read.c``); None where not compiled.
-read_and_scan = getattr(_lexer, "read_and_scan", None) if _lexer is not None else None
+read_and_scan = getattr(_lexer, "read_and_scan", None)
 
 
 def scan_releases_the_gil() -> bool:
