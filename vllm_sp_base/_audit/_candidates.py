@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from vllm_sp_base._audit._built import only_a_base
+from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS
 from vllm_sp_base._audit._finding import Finding
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
 from vllm_sp_base._audit._project import ClassRef, Project
@@ -14,7 +16,7 @@ from vllm_sp_base._audit._rule import SkippedInitRead
 from vllm_sp_base._audit._workers import processes
 
 if TYPE_CHECKING:
-    from vllm_sp_base._audit._engine import Sources
+    from vllm_sp_base._audit._sources import Sources
 
 #: Fewer candidate files than this per process, and forking costs more than it saves.
 FILES_PER_PROCESS = 16
@@ -44,6 +46,16 @@ class Checked:
     parsed: set[str] = field(default_factory=set)
     keys: list[tuple[str, bytes]] = field(default_factory=list)  # files read: the run cache's dependencies
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
+    only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """What the rule is asked: where a model's code is entered from, and
+    whether reads nothing reaches are shown."""
+
+    entry_points: tuple[str, ...] = DEFAULT_ENTRY_POINTS
+    show_unreachable: bool = False
 
 
 class CandidateChecker:
@@ -52,9 +64,15 @@ class CandidateChecker:
     groups share are parsed in both, which costs less than sending them."""
 
     def __init__(
-        self, sources: Sources, roots: list[str], files: dict[str, str], names: set[str] | None
+        self,
+        sources: Sources,
+        roots: list[str],
+        files: dict[str, str],
+        names: set[str] | None,
+        options: RuleOptions | None = None,
     ) -> None:
         self.sources = sources
+        self.options = options or RuleOptions()
         self.roots = roots
         self.files = files  # path -> module name, the audited ones
         self.audited_modules = set(files.values())
@@ -66,7 +84,10 @@ class CandidateChecker:
         problems_before, keys_before, stored_before = (
             len(sources.result.diagnostics), len(sources.keys), len(sources.stored))
         project = Project(self.roots, sources.summary, text=sources.read)
-        rule = SkippedInitRead(project, self.audited_modules.__contains__)
+        rule = SkippedInitRead(
+            project, self.audited_modules.__contains__,
+            self.options.entry_points, self.options.show_unreachable,
+        )
         checked = Checked()
         for path in paths:
             name = self.files[path]
@@ -84,6 +105,9 @@ class CandidateChecker:
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue
+                if findings and only_a_base(class_name, self._texts()):
+                    checked.only_bases.append(str(ClassRef(name, class_name)))
+                    continue  # never built on its own: its subclasses are checked
                 if cls.noqa is not None and (not cls.noqa or rule.CODE in cls.noqa):
                     checked.suppressed += len(findings)
                 else:
@@ -97,3 +121,8 @@ class CandidateChecker:
                 if isinstance(value, ModuleInfo):
                     detach_sources(value)
         return checked
+
+    def _texts(self) -> list[bytes]:
+        """Every audited file's bytes (read before the groups were forked)."""
+        texts = self.sources.texts
+        return [texts[path] for path in self.files if path in texts]

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -12,9 +13,19 @@ def _short(path: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Frame:
+    """One step of the path to a read: ``Class.method`` at ``path:line`` (the
+    call it makes, or, last, the read)."""
+
+    method: str
+    path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     code: str
-    severity: str  # "error" | "warning"
+    severity: str  # "error" | "warning" | "note"
     path: str
     line: int
     col: int
@@ -27,30 +38,61 @@ class Finding:
     skipped_path: str
     set_line: int  # where the skipped __init__ would have set the attribute
     skipped_by: str  # dotted: the class whose __init__ did not run it
-    entry: str | None  # forward/load_weights/__call__ that reaches the read
+    entry: str | None  # "__init__" (while it is built), an entry point, or None: not reached
+    chain: tuple[Frame, ...] = ()  # from the entry point (or __init__) to the read
 
     @property
     def message(self) -> str:
         short = self.class_name.rsplit(".", 1)[-1]
         owner, _, method = self.method.rpartition(".")
-        reach = f" (reached from {self.entry})" if self.entry and self.entry != method else ""
-        outcome = (
-            "AttributeError on that path" if self.severity == "error"
-            else "AttributeError if that read is reached"
-        )
+        outcome = {
+            "error": "AttributeError on that path",
+            "warning": "AttributeError if that read is reached",
+        }.get(self.severity, "no entry point reaches it")
+        when = " while it is built" if self.entry == "__init__" else ""
         return (
             f"{short} skips {self.skipped_init}.__init__ (via {self.skipped_by.rsplit('.', 1)[-1]}), "
             f"which sets self.{self.attribute} at {_short(self.skipped_path)}:{self.set_line}, but "
             f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {_short(self.read_path)}:"
-            f"{self.read_line}{reach}: {outcome}"
+            f"{self.read_line}{when}{self.via}: {outcome}"
         )
+
+    @property
+    def via(self) -> str:
+        """`` (via A.forward -> B.forward)`` where the read is not in the first method."""
+        if len(self.chain) < 2:
+            return ""
+        return " (via " + " -> ".join(frame.method for frame in self.chain) + ")"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["class"] = data.pop("class_name")
+        data.pop("chain")
+        data["file"] = data.pop("path")
+        data["path"] = [
+            {"method": f.method, "file": f.path, "line": f.line} for f in self.chain
+        ]
         data["message"] = self.message
         return data
 
     def fingerprint(self) -> str:
         """Stable across line moves: what a baseline remembers."""
         return f"{self.code}:{self.class_name}:{self.attribute}"
+
+
+@dataclass
+class AuditResult:
+    findings: list[Finding] = field(default_factory=list)
+    diagnostics: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    files: int = 0
+    parsed: int = 0
+    suppressed: int = 0
+    only_bases: list[str] = field(default_factory=list)  # classes never built on their own
+    # Wall seconds of each phase of this run (``bench/audit_speed.py`` prints
+    # them); empty when the whole-run cache answered.
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str, since: float) -> float:
+        now = time.perf_counter()
+        self.seconds[phase] = now - since
+        return now

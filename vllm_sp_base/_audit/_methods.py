@@ -6,7 +6,17 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vllm_sp_base._audit._model import Body, BodyDoesNotParse, InitCall, Method, Read
+from vllm_sp_base._audit._model import (
+    Body,
+    BodyDoesNotParse,
+    Call,
+    Marker,
+    Method,
+    Read,
+    Set,
+    SetAny,
+    SetEach,
+)
 
 
 def dotted(node: ast.expr) -> str | None:
@@ -29,8 +39,34 @@ _LEAVES = frozenset(
 )
 
 
+#: Handlers that catch AttributeError (a bare ``except:`` too).
+_CATCHES_ATTRIBUTE_ERROR = frozenset({"AttributeError", "Exception", "BaseException"})
+
+
+def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((dotted(t) or "").rsplit(".", 1)[-1] in _CATCHES_ATTRIBUTE_ERROR for t in types)
+
+
+def constant_strings(node: ast.expr) -> tuple[str, ...] | None:
+    """The strings of a literal tuple/list/set of string constants."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+    ):
+        return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+    return None
+
+
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
 class MethodVisitor(ast.NodeVisitor):
-    """Collects self-attribute reads, sets, self-calls and init calls of one method.
+    """Records what one method does to ``self`` as events, in the order Python
+    runs them: an assignment's value before its target, a call's arguments
+    before the call.
 
     ``visit`` dispatches through a table built once at import, and the generic
     walk skips leaves: with ``ast.NodeVisitor``'s lookup per node, the walk took
@@ -54,24 +90,65 @@ class MethodVisitor(ast.NodeVisitor):
                 self.visit(value)
 
     def __init__(self, method: Method, self_name: str, class_name: str, line_offset: int = 0) -> None:
-        # The lists themselves: ``method.reads`` and the rest would parse a cut body.
-        self.reads = method._reads
-        self.sets = method._sets
-        self.self_calls = method._self_calls
-        self.init_calls = method._init_calls
+        # The list itself: ``method.events`` would parse a cut body.
+        self.events = method._events
+        self.method_name = method.name
         self.self_name = self_name
         self.class_name = class_name
         self.line_offset = line_offset  # a cut body is parsed on its own, from line 2
         self.depth = 0  # how many branching constructs enclose the current node
+        self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
+        self.guarded: set[str] = set()  # ``hasattr(self, "a")``, ``"a" in self.__dict__``
+        self.loop_names: dict[str, str | tuple[str, ...]] = {}  # loop variable -> its names
 
-    def _is_self(self, node: ast.expr) -> bool:
+    def finish(self) -> None:
+        """Reads of a guarded attribute are not reads that can fail."""
+        if self.guarded:
+            self.events[:] = [
+                e for e in self.events if not (type(e) is Read and e.attr in self.guarded)
+            ]
+
+    def _is_self(self, node: ast.expr | None) -> bool:
         return isinstance(node, ast.Name) and node.id == self.self_name
+
+    def _line(self, node: ast.expr | ast.stmt) -> int:
+        return node.lineno + self.line_offset
 
     def _branch(self, nodes: Sequence[ast.AST]) -> None:
         self.depth += 1
         for node in nodes:
             self.visit(node)
         self.depth -= 1
+
+    def _read(self, attr: str, node: ast.expr) -> None:
+        if not self.catching:
+            self.events.append(Read(attr, self._line(node), node.col_offset, self.depth > 0))
+
+    def _set(self, attr: str, node: ast.expr | ast.stmt) -> None:
+        self.events.append(Set(attr, self._line(node), self.depth > 0))
+
+    def _set_named(self, name: ast.expr, node: ast.expr) -> None:
+        """A set whose attribute name is the expression ``name``."""
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            self._set(name.value, node)
+            return
+        names = self.loop_names.get(name.id) if isinstance(name, ast.Name) else None
+        if isinstance(names, tuple):
+            for attr in names:
+                self._set(attr, node)
+        elif isinstance(names, str):
+            self.events.append(SetEach(names, self._line(node), self.depth > 0))
+        else:
+            self.events.append(SetAny(self._line(node), self.depth > 0))
+
+    def _is_self_dict(self, node: ast.expr) -> bool:
+        """``self.__dict__`` or ``vars(self)``."""
+        if isinstance(node, ast.Attribute):
+            return node.attr == "__dict__" and self._is_self(node.value)
+        return (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "vars" and len(node.args) == 1 and self._is_self(node.args[0])
+        )
 
     # Control flow: the test of an if/while runs; its bodies may not.
     def visit_If(self, node: ast.If) -> None:
@@ -84,20 +161,34 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
+        names: str | tuple[str, ...] | None = constant_strings(node.iter)
+        if names is None and isinstance(node.iter, ast.Name):
+            names = node.iter.id
+        variable = node.target.id if isinstance(node.target, ast.Name) else None
+        if variable is None or names is None:
+            self._branch([node.target, *node.body, *node.orelse])
+            return
+        saved = self.loop_names.get(variable)
+        self.loop_names[variable] = names
         self._branch([node.target, *node.body, *node.orelse])
+        if saved is None:
+            del self.loop_names[variable]
+        else:
+            self.loop_names[variable] = saved
 
     visit_AsyncFor = visit_For
 
-    def visit_Try(self, node: ast.Try) -> None:
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
         # A read inside ``try`` may be caught; handlers and else may not run.
-        self._branch([*node.body, *node.handlers, *node.orelse])
+        catches = any(_catches_attribute_error(h) for h in node.handlers)
+        self.catching += catches
+        self._branch(node.body)
+        self.catching -= catches
+        self._branch([*node.handlers, *node.orelse])
         for stmt in node.finalbody:
             self.visit(stmt)
 
-    def visit_TryStar(self, node: ast.TryStar) -> None:
-        self._branch([*node.body, *node.handlers, *node.orelse])
-        for stmt in node.finalbody:
-            self.visit(stmt)
+    visit_TryStar = visit_Try
 
     def visit_Match(self, node: ast.Match) -> None:
         self.visit(node.subject)
@@ -131,68 +222,163 @@ class MethodVisitor(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    # Assignments: the value runs first.
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:  # ``self.a: int`` alone binds nothing
+            self.visit(node.value)
+            self.visit(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        target = node.target
+        if isinstance(target, ast.Attribute) and self._is_self(target.value):
+            self._read(target.attr, target)
+            self._set(target.attr, target)
+        else:
+            self.visit(target)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if (
+            isinstance(node.ctx, ast.Store)
+            and self._is_self_dict(node.value)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            self._set(node.slice.value, node)  # self.__dict__["a"] = v
+            return
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        # "a" in self.__dict__ / vars(self) / dir(self): a guard, not a read.
+        if (
+            len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+        ):
+            right = node.comparators[0]
+            if self._is_self_dict(right) or (
+                isinstance(right, ast.Call) and isinstance(right.func, ast.Name)
+                and right.func.id == "dir" and right.args and self._is_self(right.args[0])
+            ):
+                self.guarded.add(node.left.value)
+                return
+        self.generic_visit(node)
+
     # Attributes on self.
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if self._is_self(node.value):
             if isinstance(node.ctx, ast.Load):
-                self.reads.append(
-                    Read(node.attr, node.lineno + self.line_offset, node.col_offset, self.depth > 0))
-            else:
-                self.sets.setdefault(node.attr, node.lineno + self.line_offset)
+                self._read(node.attr, node)
+            elif isinstance(node.ctx, ast.Store):
+                self._set(node.attr, node)
             return
         self.generic_visit(node)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        target = node.target
-        if isinstance(target, ast.Attribute) and self._is_self(target.value):
-            self.reads.append(Read(
-                target.attr, target.lineno + self.line_offset, target.col_offset, self.depth > 0))
+    def visit_Return(self, node: ast.Return) -> None:
+        value = node.value
+        if (
+            self.method_name == "__new__"
+            and isinstance(value, ast.Call)
+            and not (isinstance(value.func, ast.Attribute) and value.func.attr == "__new__")
+        ):
+            self.events.append(Marker("returns_other", self._line(node)))
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if raised is not None and (dotted(raised) or "").rsplit(".", 1)[-1] == "AttributeError":
+            self.events.append(Marker("raises_attribute_error", self._line(node)))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if (
-            isinstance(func, ast.Name)
-            and func.id in ("getattr", "setattr", "hasattr", "delattr")
-            and node.args
-            and self._is_self(node.args[0])
-            and len(node.args) >= 2
-        ):
-                name = node.args[1]
-                if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                    line = node.lineno + self.line_offset
-                    if func.id == "setattr":
-                        self.sets.setdefault(name.value, line)
-                    elif func.id == "getattr" and len(node.args) == 2:
-                        self.reads.append(Read(name.value, line, node.col_offset, self.depth > 0))
-                for arg in node.args[2:]:
-                    self.visit(arg)
-                return
+        args = node.args
+        if isinstance(func, ast.Name) and func.id in _ATTR_BUILTINS and len(args) >= 2 and self._is_self(args[0]):
+            for arg in args[2:]:
+                self.visit(arg)
+            name = args[1]
+            constant = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
+            if func.id == "setattr":
+                self._set_named(name, node)
+            elif constant is None:
+                self.visit(name)
+            elif func.id == "hasattr":
+                self.guarded.add(constant)
+            elif func.id == "getattr" and len(args) == 2:
+                self._read(constant, node)
+            return
         if isinstance(func, ast.Attribute):
-            if func.attr == "__init__":
-                call = self._init_call(func.value, node)
-                if call is not None:
-                    self.init_calls.append(call)
-            elif self._is_self(func.value):
-                self.self_calls.append((func.attr, self.depth > 0))
+            self._visit_method_call(func, node)
+            return
         self.generic_visit(node)
 
-    def _init_call(self, owner: ast.expr, node: ast.Call) -> InitCall | None:
-        conditional = self.depth > 0
-        line = node.lineno + self.line_offset
-        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
-            if not owner.args:
-                return InitCall("super", None, conditional, line)
-            target = dotted(owner.args[0])
+    def _visit_method_call(self, func: ast.Attribute, node: ast.Call) -> None:
+        owner, args = func.value, node.args
+        if func.attr == "__setattr__" and (_is_super(owner) or (args and self._is_self(args[0]))):
+            # object.__setattr__(self, "a", v) / super().__setattr__("a", v)
+            rest = args if _is_super(owner) else args[1:]
+            for arg in rest[1:]:
+                self.visit(arg)
+            if rest:
+                self._set_named(rest[0], node)
+            return
+        if func.attr == "update" and self._is_self_dict(owner):
+            for arg in args:
+                self.visit(arg)
+            for keyword in node.keywords:
+                self.visit(keyword.value)
+                if keyword.arg is None:
+                    self.events.append(SetAny(self._line(node), self.depth > 0))
+                else:
+                    self._set(keyword.arg, node)
+            for arg in args:
+                keys = arg.keys if isinstance(arg, ast.Dict) else [None]
+                for key in keys:
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        self._set(key.value, node)
+                    else:
+                        self.events.append(SetAny(self._line(node), self.depth > 0))
+            return
+        # The receiver, the arguments, then the call itself.
+        self.visit(owner)
+        for arg in args:
+            self.visit(arg)
+        for keyword in node.keywords:
+            self.visit(keyword.value)
+        call = self._method_call(func.attr, owner, node)
+        if call is not None:
+            self.events.append(call)
+
+    def _method_call(self, name: str, owner: ast.expr, node: ast.Call) -> Call | None:
+        conditional = self.depth > 0 or self.catching > 0
+        line = self._line(node)
+        caught = self.catching > 0
+        if self._is_self(owner):
+            return Call("self", None, name, line, conditional, caught)
+        if _is_super(owner):
+            super_args = owner.args  # type: ignore[attr-defined]
+            if not super_args:
+                return Call("super", None, name, line, conditional, caught)
+            target = dotted(super_args[0])
             if target == self.class_name:
-                return InitCall("super", None, conditional, line)
-            return InitCall("super_of", target, conditional, line)
+                return Call("super", None, name, line, conditional, caught)
+            return Call("super_of", target, name, line, conditional, caught)
         passes_self = (node.args and self._is_self(node.args[0])) or any(
             k.arg == "self" and self._is_self(k.value) for k in node.keywords
         )
-        if passes_self:
-            return InitCall("explicit", dotted(owner), conditional, line)
+        target = dotted(owner) if passes_self else None
+        if target is not None:
+            return Call("explicit", target, name, line, conditional, caught)
         return None
+
+
+_ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 
 
 _DISPATCH: dict[type[ast.AST], Callable[[MethodVisitor, Any], None]] = {
@@ -229,3 +415,4 @@ def summarize_body(method: Method, body: Body) -> None:
     visitor = MethodVisitor(method, body.self_name, body.class_name, line_offset)
     for stmt in statements:
         visitor.visit(stmt)
+    visitor.finish()

@@ -3,29 +3,85 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True)
 class Read:
+    """``self.<attr>`` read (also ``getattr(self, "attr")`` and ``self.attr += ...``)."""
+
     attr: str
     line: int
     col: int
-    conditional: bool  # under an if/loop/try/boolean branch, or a guard
+    conditional: bool  # under an if/loop/try/boolean branch
 
 
 @dataclass(slots=True)
-class InitCall:
-    """A call that runs another ``__init__`` on self.
+class Set:
+    """``self.<attr> = ...`` and the other spellings that bind an instance attribute
+    (``setattr(self, "a", v)``, ``object.__setattr__(self, "a", v)``,
+    ``self.__dict__.update({"a": v})``, ``self.__dict__["a"] = v``)."""
 
-    kind ``super``: ``super().__init__(...)``; ``super_of``: ``super(X, self).__init__``
-    (target X); ``explicit``: ``X.__init__(self, ...)`` (target X).
-    """
+    attr: str
+    line: int
+    conditional: bool
+
+
+@dataclass(slots=True)
+class SetEach:
+    """``for name in NAMES: setattr(self, name, ...)``: sets each string of the
+    module-level constant ``NAMES`` (resolved by whoever knows the module)."""
+
+    constant: str
+    line: int
+    conditional: bool
+
+
+@dataclass(slots=True)
+class SetAny:
+    """An attribute set under a name not known from the source (``setattr(self,
+    key, v)``, ``self.__dict__.update(kwargs)``): any attribute may be set."""
+
+    line: int
+    conditional: bool
+
+
+@dataclass(slots=True)
+class Call:
+    """A call that runs a method on ``self``.
+
+    kind ``self``: ``self.name(...)``, looked up from the instance's class;
+    ``super``: ``super().name(...)``, from after the calling method's class;
+    ``super_of``: ``super(X, self).name(...)``, from after X (``target``);
+    ``explicit``: ``X.name(self, ...)``, from X. ``caught``: inside a ``try``
+    whose handler catches AttributeError: what it reads cannot crash the caller."""
 
     kind: str
     target: str | None
-    conditional: bool
+    name: str
     line: int
+    conditional: bool
+    caught: bool = False
+
+
+@dataclass(slots=True)
+class Marker:
+    """Something the method does that decides how its class is checked.
+
+    kind ``returns_other``: ``__new__`` returns what another call builds, so
+    ``C(...)`` may not be a C; ``raises_attribute_error``: the method raises
+    AttributeError itself (a ``__getattr__`` that does is no fallback)."""
+
+    kind: str
+    line: int
+
+
+Event = Read | Set | SetEach | SetAny | Call | Marker
+
+
+#: Spellings through which a body can set or read an attribute it does not name
+#: (``getattr``/``setattr``/``hasattr``, ``__setattr__``, ``self.__dict__``).
+_ANY_NAME = (b"attr(", b"attr__(", b"__dict__")
 
 
 @dataclass(slots=True)
@@ -54,7 +110,7 @@ class Body:
         only after a dot parses ~15% fewer bodies but costs more than it saves
         in Python: measured, not kept.)"""
         source, start, end = self.source, self.start, self.end
-        if self.non_ascii or source.find(b"attr(", start, end) >= 0:
+        if self.non_ascii or any(source.find(spelling, start, end) >= 0 for spelling in _ANY_NAME):
             return True
         return any(source.find(name, start, end) >= 0 for name in names)
 
@@ -70,20 +126,18 @@ class BodyDoesNotParse(Exception):
 
 
 class Method:
-    """One method's self-attribute reads, sets, self-calls and init calls.
+    """What one method does to ``self``, in the order it runs: reads, sets and
+    the calls that run other methods on it (``events``).
 
     A method summarised from a cut module (see ``lexer/bodies.c``) holds its
-    ``Body`` and is parsed the first time one of those is asked for."""
+    ``Body`` and is parsed the first time its events are asked for."""
 
-    __slots__ = ("_body", "_init_calls", "_reads", "_self_calls", "_sets", "line", "name")
+    __slots__ = ("_body", "_events", "line", "name")
 
     def __init__(self, name: str, line: int, body: Body | None = None) -> None:
         self.name = name
         self.line = line
-        self._reads: list[Read] = []
-        self._sets: dict[str, int] = {}  # attr -> first line
-        self._self_calls: list[tuple[str, bool]] = []  # (name, conditional)
-        self._init_calls: list[InitCall] = []
+        self._events: list[Event] = []
         self._body = body
 
     def _loaded(self) -> Method:
@@ -96,25 +150,37 @@ class Method:
             except BaseException:
                 # Asked again, it fails again rather than look empty.
                 self._body = body
-                self._reads, self._sets, self._self_calls, self._init_calls = [], {}, [], []
+                self._events = []
                 raise
         return self
 
     @property
+    def events(self) -> list[Event]:
+        return self._loaded()._events
+
+    @property
     def reads(self) -> list[Read]:
-        return self._loaded()._reads
+        return [e for e in self.events if type(e) is Read]
 
     @property
     def sets(self) -> dict[str, int]:
-        return self._loaded()._sets
+        """attribute -> first line, of the sets spelled with a constant name."""
+        found: dict[str, int] = {}
+        for event in self.events:
+            if type(event) is Set:
+                found.setdefault(event.attr, event.line)
+        return found
 
     @property
     def self_calls(self) -> list[tuple[str, bool]]:
-        return self._loaded()._self_calls
+        return [(e.name, e.conditional) for e in self.events if type(e) is Call and e.kind == "self"]
 
     @property
-    def init_calls(self) -> list[InitCall]:
-        return self._loaded()._init_calls
+    def init_calls(self) -> list[Call]:
+        return [
+            e for e in self.events
+            if type(e) is Call and e.kind != "self" and e.name == "__init__"
+        ]
 
     def may_name(self, names: Iterable[bytes]) -> bool:
         """False only if the method surely neither reads nor sets any of
@@ -127,13 +193,12 @@ class Method:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Method):
             return NotImplemented
-        return (self.name, self.line, self.reads, self.sets, self.self_calls, self.init_calls) == (
-            other.name, other.line, other.reads, other.sets, other.self_calls, other.init_calls)
+        return (self.name, self.line, self.events) == (other.name, other.line, other.events)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        state = "unparsed" if self._body is not None else f"{len(self._reads)} reads"
+        state = "unparsed" if self._body is not None else f"{len(self._events)} events"
         return f"Method({self.name!r}, line {self.line}, {state})"
 
 
@@ -164,6 +229,8 @@ class ModuleInfo:
     star_imports: list[Import]
     classes: dict[str, ClassInfo]
     is_package: bool
+    # module-level ``NAMES = ("a", "b")``: tuples, lists and sets of strings
+    constants: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def detach_sources(info: ModuleInfo) -> None:

@@ -1,25 +1,40 @@
-"""SPB001: an inherited read of an attribute that only a skipped ``__init__`` sets."""
+"""SPB001: a read of an attribute that only a skipped ``__init__`` sets, on a
+path Python runs: during construction, or from an entry point."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from vllm_sp_base._audit._finding import Finding
-from vllm_sp_base._audit._model import ClassInfo, Method, Read
-from vllm_sp_base._audit._project import ClassRef, Opaque, Project
-
-ENTRY_POINTS = ("forward", "load_weights", "__call__")
+from vllm_sp_base._audit._construction import (
+    ClassModel,
+    Construction,
+    Reached,
+    construct,
+    skipped_inits,
+    walk,
+    would_set,
+)
+from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, reach, unreached
+from vllm_sp_base._audit._finding import Finding, Frame
+from vllm_sp_base._audit._model import ClassInfo, Method, Set
+from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project
 
 
 @dataclass(frozen=True)
 class Example:
+    """A module, dedented, and what the rule reports on it: (class, attribute, severity)."""
+
     source: str
-    expect: tuple[tuple[str, str, str], ...] = ()  # (class, attribute, severity)
+    expect: tuple[tuple[str, str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
 
 
 def resolve_in_mro(
-    mro: list[ClassRef | Opaque], infos: list[ClassInfo | None], name: str
+    mro: list[MroEntry], infos: list[ClassInfo | None], name: str
 ) -> tuple[int, Method] | None:
     """The MRO index and method ``self.<name>`` finds; None past unknown code."""
     for i, info in enumerate(infos):
@@ -31,7 +46,7 @@ def resolve_in_mro(
 
 
 def reach_self_calls(
-    mro: list[ClassRef | Opaque],
+    mro: list[MroEntry],
     infos: list[ClassInfo | None],
     starts: Iterable[tuple[int, Method]],
     unconditional: bool,
@@ -53,265 +68,419 @@ def reach_self_calls(
 
 
 class SkippedInitRead:
-    """A class writes its own ``__init__`` and does not run a parent's
-    (``nn.Module.__init__(self)``, ``super(Parent, self).__init__()``, no call at
-    all), yet a method it has (``forward``, ``load_weights``, ...) reads
-    ``self.<attr>`` that only the skipped ``__init__`` sets.
+    """A class runs its own ``__init__`` and not a parent's (``nn.Module.__init__(self)``,
+    ``super(Parent, self).__init__()``, no call at all), yet code that runs on
+    it reads ``self.<attr>`` that only the skipped ``__init__`` sets.
 
-    ``error``: an unconditional read in a method reached from ``forward``,
-    ``load_weights`` or ``__call__``; otherwise ``warning``.
+    Construction and dispatch are simulated as Python runs them: the
+    ``__init__`` chain however spelled, helpers on ``self``, ``super().m()``
+    into overridden parents, guards (``hasattr``, ``getattr`` with a default,
+    ``except AttributeError``).
+
+    ``error``: the read runs during construction before anything set the
+    attribute, or an entry point (``forward``, ``load_weights``, ``__call__``,
+    ...) reaches it on no condition; ``warning``: reached under a condition;
+    ``note`` (``--show-unreachable`` only): no entry point reaches it.
     """
 
     CODE = "SPB001"
 
     VALID = (
-        Example(  # runs the parent's __init__
-            "class Base:\n"
-            "    def __init__(self):\n        self.flag = False\n"
-            "    def forward(self):\n        return self.flag\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        super().__init__()\n"
-        ),
-        Example(  # class-level default: the contract's fix
-            "class Base:\n"
-            "    flag = False\n"
-            "    def __init__(self):\n        self.flag = True\n"
-            "    def forward(self):\n        return self.flag\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        pass\n"
-        ),
-        Example(  # sets it itself, through a helper called from __init__
-            "class Base:\n"
-            "    def __init__(self):\n        self.flag = False\n"
-            "    def forward(self):\n        return self.flag\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        self._setup()\n"
-            "    def _setup(self):\n        self.flag = True\n"
-        ),
-        Example(  # a property of that name
-            "class Base:\n"
-            "    def __init__(self):\n        self._f = 1\n"
-            "    @property\n    def flag(self):\n        return False\n"
-            "    def forward(self):\n        return self.flag\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        pass\n"
-        ),
-        Example(  # explicit parent call naming the direct parent
-            "class Base:\n"
-            "    def __init__(self):\n        self.flag = False\n"
-            "    def forward(self):\n        return self.flag\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        Base.__init__(self)\n"
-        ),
-        Example(  # the same, passing self by keyword
-            "class Base:\n"
-            "    def __init__(self):\n        self.flag = False\n"
-            "    def forward(self):\n        return self.flag\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        Base.__init__(self=self)\n"
-        ),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.flag = False
+                def forward(self):
+                    return self.flag
+            class Child(Base):
+                def __init__(self):
+                    super().__init__()  # runs the parent's __init__
+        """),
+        Example("""
+            class Base:
+                flag = False  # a class-level default: the contract's fix
+                def __init__(self):
+                    self.flag = True
+                def forward(self):
+                    return self.flag
+            class Child(Base):
+                def __init__(self):
+                    pass
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.flag = False
+                def forward(self):
+                    return self.flag
+            class Child(Base):
+                def __init__(self):
+                    self._setup()  # sets it itself, through a helper
+                def _setup(self):
+                    self.flag = True
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self._f = 1
+                @property
+                def flag(self):  # a property of that name
+                    return False
+                def forward(self):
+                    return self.flag
+            class Child(Base):
+                def __init__(self):
+                    pass
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.flag = False
+                def forward(self):
+                    return self.flag
+            class Child(Base):
+                def __init__(self):
+                    Base.__init__(self=self)  # explicit, self by keyword
+        """),
+        Example("""
+            class Base:
+                def __init__(self, size):
+                    self.size = size
+                def forward(self):
+                    return self.size
+            class Partitioned(Base):
+                def __init__(self, size):
+                    self._init_partition(size)
+                def _init_partition(self, size):
+                    super().__init__(size)  # the parent's __init__, run from a helper
+            class Sharded(Partitioned):
+                def __init__(self, size):
+                    super()._init_partition(size)  # and from the parent's helper
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.scale = 2
+                def forward(self):
+                    return self.scale
+            class Factory(Base):
+                def __new__(cls, kind):
+                    return Base()  # C(...) builds something else: checked as that
+                def __init__(self, kind):
+                    pass
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.cache = {}
+                def lookup(self, key):
+                    return self.cache[key]
+            class Double(Base):
+                def __init__(self):
+                    pass
+                def forward(self):
+                    return 0  # nothing that runs on a Double reads self.cache
+        """),
+        Example("""
+            _COPIED = ("hidden", "heads")
+            class Base:
+                def __init__(self, cfg):
+                    self.hidden = cfg.hidden
+                    self.heads = cfg.heads
+                def forward(self):
+                    return self.hidden * self.heads
+            class Copy(Base):
+                def __init__(self, other):
+                    for name in _COPIED:  # a computed but constant name
+                        setattr(self, name, getattr(other, name))
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.a = 1
+                    self.b = 2
+                    self.c = 3
+                    self.d = 4
+                def forward(self):
+                    x = self.a if hasattr(self, "a") else 0
+                    y = self.b if "b" in self.__dict__ else 0
+                    z = getattr(self, "c", 0)
+                    try:
+                        w = self.d
+                    except AttributeError:
+                        w = 0
+                    return x + y + z + w
+            class Guarded(Base):
+                def __init__(self):
+                    pass
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.table = {}
+                def forward(self, x):
+                    return self.lookup(x)
+                def lookup(self, x):
+                    return self.table[x]
+            class Own(Base):
+                def __init__(self):
+                    pass
+                def forward(self, x):  # the only caller of lookup, overridden
+                    return x
+        """),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.flag = False
+                def forward(self):
+                    return self.flag
+            class Frozen(Base):
+                def __init__(self):
+                    object.__setattr__(self, "flag", True)  # other spellings of a set
+            class Updated(Base):
+                def __init__(self):
+                    self.__dict__.update({"flag": True})
+        """),
     )
 
     INVALID = (
-        Example(  # the seed: nn.Module.__init__(self) skips the parent
-            "class Module:\n    pass\n"
-            "class Base(Module):\n"
-            "    def __init__(self):\n        Module.__init__(self)\n        self.flag = False\n"
-            "    def forward(self):\n        if self.flag:\n            return 1\n        return 0\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        Module.__init__(self)\n",
-            (("Child", "flag", "error"),),
-        ),
-        Example(  # guarded read: warning
-            "class Base:\n"
-            "    def __init__(self):\n        self.flag = False\n"
-            "    def forward(self, x):\n        if x:\n            return self.flag\n"
-            "class Child(Base):\n"
-            "    def __init__(self):\n        pass\n",
-            (("Child", "flag", "warning"),),
-        ),
-        Example(  # super(Parent, self) jumps over Parent
-            "class A:\n"
-            "    def __init__(self):\n        self.flag = 1\n"
-            "class B(A):\n"
-            "    def __init__(self):\n        super().__init__()\n        self.size = 2\n"
-            "    def load_weights(self):\n        return self.size\n"
-            "class C(B):\n"
-            "    def __init__(self):\n        super(B, self).__init__()\n",
-            (("C", "size", "error"),),
-        ),
-        Example(  # a mixin whose __init__ does not call super
-            "class Mixin:\n"
-            "    def __init__(self):\n        self.extra = 1\n"
-            "class Base:\n"
-            "    def __init__(self):\n        self.flag = False\n"
-            "    def __call__(self):\n        return self.flag\n"
-            "class Both(Mixin, Base):\n    pass\n",
-            (("Both", "flag", "error"),),
-        ),
+        Example("""
+            class Module:
+                pass
+            class Base(Module):
+                def __init__(self):
+                    Module.__init__(self)
+                    self.flag = False
+                def forward(self):
+                    if self.flag:
+                        return 1
+                    return 0
+            class Child(Base):
+                def __init__(self):
+                    Module.__init__(self)  # the seed: skips Base.__init__
+        """, (("Child", "flag", "error"),)),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.flag = False
+                def forward(self, x):
+                    if x:
+                        return self.flag  # reached under a condition
+            class Child(Base):
+                def __init__(self):
+                    pass
+        """, (("Child", "flag", "warning"),)),
+        Example("""
+            class A:
+                def __init__(self):
+                    self.flag = 1
+            class B(A):
+                def __init__(self):
+                    super().__init__()
+                    self.size = 2
+                def load_weights(self):
+                    return self.size
+            class C(B):
+                def __init__(self):
+                    super(B, self).__init__()  # jumps over B.__init__
+        """, (("C", "size", "error"),)),
+        Example("""
+            class Mixin:
+                def __init__(self):
+                    self.extra = 1  # and no super().__init__()
+            class Base:
+                def __init__(self):
+                    self.flag = False
+                def __call__(self):
+                    return self.flag
+            class Both(Mixin, Base):
+                pass
+        """, (("Both", "flag", "error"),)),
+        Example("""
+            class Module:
+                pass
+            class Base(Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.scale = cfg.scale
+                def forward(self, x):
+                    return x * self.scale
+            class Draft(Base):
+                def __init__(self, cfg):
+                    Module.__init__(self)
+                def forward(self, x):
+                    return super().forward(x) + 1  # an override that calls the parent
+        """, (("Draft", "scale", "error"),)),
+        Example("""
+            class Grandparent:
+                def __init__(self):
+                    pass
+            class Parent(Grandparent):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.cfg = cfg
+            class Child(Parent):
+                def __init__(self, cfg):
+                    super(Parent, self).__init__()
+                    self.layers = build(self.cfg)  # fails while it is built
+        """, (("Child", "cfg", "error"),)),
+        Example("""
+            class Base:
+                def __init__(self):
+                    self.mode = "x"
+                def forward(self, x):
+                    if x:
+                        self.trace()
+                    return self.prepare()
+                def trace(self):
+                    return self.mode
+                def prepare(self):
+                    return self.mode  # the read that fails first on the common path
+            class Child(Base):
+                def __init__(self):
+                    pass
+        """, (("Child", "mode", "error"),)),
     )
 
-    def __init__(self, project: Project, in_scope: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        project: Project,
+        in_scope: Callable[[str], bool],
+        entry_points: Sequence[str] = DEFAULT_ENTRY_POINTS,
+        show_unreachable: bool = False,
+    ) -> None:
         self.project = project
         self.in_scope = in_scope  # module name -> audited?
+        self.entry_points = tuple(entry_points)
+        self.show_unreachable = show_unreachable
 
     def check(self, ref: ClassRef) -> list[Finding]:
-        project = self.project
-        mro = project.mro(ref)
-        infos: list[ClassInfo | None] = [
-            project.class_info(e) if isinstance(e, ClassRef) else None for e in mro
-        ]
+        model = ClassModel(self.project, ref)
+        infos = model.infos
         if not any(i is not None and "__init__" in i.methods for i in infos[1:]):
             return []
-        executed, skippers = self.construct(mro, infos)
-        skipped = [
-            i for i, info in enumerate(infos)
-            if info is not None and "__init__" in info.methods and i not in executed
-        ]
-        skipper_refs = [mro[s] for s in skippers]
-        if not skipped or not any(
-            isinstance(r, ClassRef) and self.in_scope(r.module) for r in skipper_refs
-        ):
+        if model.marked("__new__", "returns_other"):
+            return []  # C(...) builds other classes: they are checked
+        built = construct(model)
+        skipped = skipped_inits(model, built)
+        skippers = {index: self._skipper_for(index, built, model.mro) for index in skipped}
+        if not any(isinstance(r, ClassRef) and self.in_scope(r.module) for r in skippers.values()):
             return []
-
-        def resolve_method(name: str) -> tuple[int, Method] | None:
-            return resolve_in_mro(mro, infos, name)
-
-        def reach(starts: Iterable[tuple[int, Method]], unconditional: bool) -> dict[str, tuple[int, Method]]:
-            return reach_self_calls(mro, infos, starts, unconditional)
-
-        run_inits = [(i, infos[i].methods["__init__"]) for i in executed if infos[i] is not None]  # type: ignore[union-attr]
-        skipped_inits = [(i, infos[i].methods["__init__"]) for i in skipped]  # type: ignore[union-attr]
-        run_helpers = reach(run_inits, False)
-        skipped_helpers = {k: v for k, v in reach(skipped_inits, False).items() if k not in run_helpers}
-
-        set_by_run: set[str] = set()
-        for _, method in run_inits + list(run_helpers.values()):
-            set_by_run.update(method.sets)
-        would_set: dict[str, tuple[int, int]] = {}  # attr -> (mro index, line)
-        for i, method in skipped_inits + list(skipped_helpers.values()):
-            for attr, line in method.sets.items():
-                would_set.setdefault(attr, (i, line))
+        only_skipped: set[tuple[int, str]] = set()
+        would = would_set(model, built, skipped, only_skipped)
         class_level: set[str] = set()
         for info in infos:
             if info is not None:
                 class_level |= info.class_attrs
-        unset = set(would_set) - set_by_run - class_level
-        if not unset:
+        candidates = set(would) - class_level
+        if not candidates:
             return []
-        # Bodies are parsed only where they can name an attribute in question
-        # (``Method.may_name``): most of an MRO's methods never are.
-        unset_names = [attr.encode() for attr in unset]
-        set_elsewhere: set[str] = set()
-        for info in infos:
+        early = {a: r for a, r in built.early_reads.items() if a in candidates}
+        missing = candidates - built.sets - set(early)
+        if missing:
+            missing -= self._set_elsewhere(model, missing, only_skipped)
+        reached = reach(model, missing, self.entry_points)
+        unsure = model.marked("__getattr__", "raises_attribute_error") is False  # it may answer
+        findings: list[tuple[str, str, Reached]] = []  # (severity, entry, read)
+        for attr, read in early.items():
+            severity = "warning" if read.conditional or unsure else "error"
+            findings.append((severity, "__init__", read))
+        for attr in sorted(missing):
+            if attr in reached:
+                entry, read = reached[attr]
+                sure = not (read.conditional or unsure or built.sets_any)
+                findings.append(("error" if sure else "warning", entry, read))
+        if self.show_unreachable:
+            left = missing - set(reached)
+            for read in unreached(model, left, only_skipped | set(built.executed)).values():
+                findings.append(("note", "", read))
+        return [
+            self._finding(model, built, ref, severity, entry, read, would[read.attr], skippers)
+            for severity, entry, read in sorted(findings, key=lambda f: f[2].attr)
+        ]
+
+    def _set_elsewhere(
+        self, model: ClassModel, missing: set[str], only_skipped: set[tuple[int, str]]
+    ) -> set[str]:
+        """Attributes some other method of the MRO sets (a lazy setter, a
+        ``setup()`` the runner calls first): a read of them may well run after."""
+        names = [attr.encode() for attr in missing]
+        found: set[str] = set()
+        for index, info in enumerate(model.infos):
             if info is None:
                 continue
             for name, method in info.methods.items():
-                if name != "__init__" and name not in skipped_helpers and method.may_name(unset_names):
-                    set_elsewhere.update(method.sets)
-        missing = unset - set_elsewhere
-        if not missing:
-            return []
+                if name == "__init__" or (index, name) in only_skipped or not method.may_name(names):
+                    continue
+                for step in walk(model, (index, method), {}):
+                    if type(step.event) is Set:
+                        found.add(step.event.attr)
+        return found & missing
 
-        missing_names = [attr.encode() for attr in missing]
-        reads: list[tuple[str, int, Method, Read]] = []  # (method name, MRO index, method, read)
-        resolved_names = {name for info in infos if info is not None for name in info.methods}
-        for name in sorted(resolved_names - {"__init__"} - set(skipped_helpers)):
-            found = resolve_method(name)
-            if found is None or not found[1].may_name(missing_names):
-                continue
-            i, method = found
-            reads += [(name, i, method, read) for read in method.reads if read.attr in missing]
-        if not reads:
-            return []
-        entries = [found for name in ENTRY_POINTS if (found := resolve_method(name)) is not None]
-        hot = {m.name: (i, m) for i, m in entries}
-        hot.update(reach(entries, True))
-        best: dict[str, tuple[bool, int, int, Method]] = {}  # attr -> (not error, index, line, method)
-        for name, i, method, read in reads:
-            candidate = (read.conditional or name not in hot, i, read.line, method)
-            current = best.get(read.attr)
-            if current is None or candidate[:3] < current[:3]:
-                best[read.attr] = candidate
-        findings = []
-        cls = infos[0]
+    def _finding(
+        self,
+        model: ClassModel,
+        built: Construction,
+        ref: ClassRef,
+        severity: str,
+        entry: str,
+        read: Reached,
+        set_at: tuple[int, int],
+        skippers: dict[int, MroEntry],
+    ) -> Finding:
+        cls = model.infos[0]
         assert cls is not None
-        path = self._path(ref)
-        entry_name = next((n for n in ENTRY_POINTS if n in hot), None)
-        for attr, (not_error, i, line, method) in sorted(best.items()):
-            error = not not_error
-            owner = mro[i]
-            skip_index, set_line = would_set[attr]
-            skipped_ref = mro[skip_index]
-            assert isinstance(owner, ClassRef) and isinstance(skipped_ref, ClassRef)
-            skipper = self._skipper_for(skip_index, executed, mro)
-            findings.append(Finding(
-                code=self.CODE,
-                severity="error" if error else "warning",
-                path=path,
-                line=cls.line,
-                col=cls.col + 1,
-                class_name=str(ref),
-                attribute=attr,
-                method=f"{owner}.{method.name}",
-                read_path=self._path(owner),
-                read_line=line,
-                skipped_init=str(skipped_ref),
-                skipped_path=self._path(skipped_ref),
-                set_line=set_line,
-                skipped_by=str(skipper),
-                entry=entry_name if error else None,
-            ))
-        return findings
+        skip_index, set_line = set_at
+        owner = model.mro[read.owner]
+        skipped_ref = model.mro[skip_index]
+        assert isinstance(owner, ClassRef) and isinstance(skipped_ref, ClassRef)
+        chain = tuple(
+            Frame(f"{model.label(step.owner)}.{step.method}", self._path(model.mro[step.owner]), step.line)
+            for step in read.steps()
+        )
+        return Finding(
+            code=self.CODE,
+            severity=severity,
+            path=self._path(ref),
+            line=cls.line,
+            col=cls.col + 1,
+            class_name=str(ref),
+            attribute=read.attr,
+            method=f"{owner}.{read.method}",
+            read_path=self._path(owner),
+            read_line=read.line,
+            skipped_init=str(skipped_ref),
+            skipped_path=self._path(skipped_ref),
+            set_line=set_line,
+            skipped_by=str(skippers[skip_index]),
+            entry=entry or None,
+            chain=chain,
+        )
 
-    def _path(self, ref: ClassRef) -> str:
-        located = self.project.module_file(ref.module)
-        return located[0] if located else ref.module
+    def _path(self, entry: MroEntry) -> str:
+        if not isinstance(entry, ClassRef):
+            return entry.text
+        located = self.project.module_file(entry.module)
+        return located[0] if located else entry.module
 
     @staticmethod
-    def _skipper_for(index: int, executed: set[int], mro: list[ClassRef | Opaque]) -> ClassRef | Opaque:
-        before = [i for i in executed if i < index]
+    def _skipper_for(index: int, built: Construction, mro: list[MroEntry]) -> MroEntry:
+        """The class whose ``__init__`` ran and did not run the one at ``index``."""
+        before = [i for i in range(index) if built.ran_init(i)]
         return mro[max(before)] if before else mro[0]
 
     def construct(
-        self, mro: list[ClassRef | Opaque], infos: list[ClassInfo | None]
+        self, mro: list[MroEntry], infos: list[ClassInfo | None]
     ) -> tuple[set[int], set[int]]:
-        """Simulate constructing ``mro[0]``: the MRO indexes whose ``__init__``
-        run, and those of them that skip the next one."""
-        executed: set[int] = set()
-        index_of = {e: i for i, e in enumerate(mro)}
-
-        def owner_from(start: int) -> int | None:
-            for i in range(start, len(mro)):
-                info = infos[i]
-                if info is not None and "__init__" in info.methods:
-                    return i
-                if isinstance(mro[i], Opaque):
-                    return None  # unknown code: assume it chains and sets nothing we see
-            return None
-
-        def run(start: int) -> None:
-            i = owner_from(start)
-            if i is None or i in executed:
-                return
-            executed.add(i)
-            info = infos[i]
-            owner = mro[i]
-            assert info is not None and isinstance(owner, ClassRef)
-            for call in info.methods["__init__"].init_calls:
-                if call.kind == "super":
-                    run(i + 1)
-                    continue
-                target = self.project.resolve(owner.module, call.target) if call.target else None
-                k = index_of.get(target) if isinstance(target, ClassRef) else None
-                if k is not None:
-                    # super(X, self) starts after X; X.__init__(self) looks up from X.
-                    run(k + 1 if call.kind == "super_of" else k)
-
-        run(0)
+        """The MRO indexes whose ``__init__`` construction of ``mro[0]`` runs,
+        and those of them after which a known ``__init__`` is skipped."""
+        assert isinstance(mro[0], ClassRef)
+        model = ClassModel(self.project, mro[0])
+        built = construct(model)
+        executed = {i for i in range(len(mro)) if built.ran_init(i)}
         skippers = set()
-        for i in executed:
-            following = owner_from(i + 1)
-            if following is not None and following not in executed:
-                skippers.add(i)
+        for index in skipped_inits(model, built):
+            before = [i for i in executed if i < index]
+            if before:
+                skippers.add(max(before))
         return executed, skippers

@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from vllm_sp_base._audit._methods import MethodVisitor, dotted
+from vllm_sp_base._audit._methods import MethodVisitor, constant_strings, dotted
 from vllm_sp_base._audit._model import Body, ClassInfo, Import, Method, ModuleInfo
 
 try:
@@ -50,6 +50,7 @@ def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, modul
     visitor = MethodVisitor(method, args[0].arg, class_name)
     for stmt in node.body:
         visitor.visit(stmt)
+    visitor.finish()
     return method
 
 
@@ -162,6 +163,9 @@ def _bind(
                 aliases.pop(stmt.name, None)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
+            strings = constant_strings(stmt.value)
+            if isinstance(target, ast.Name) and strings is not None and not fallback:
+                info.constants[target.id] = strings
             value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
             if (
                 isinstance(target, ast.Name)

@@ -1,0 +1,265 @@
+"""A class as Python builds and runs it: its MRO with each entry's summary,
+method lookup as ``self.m()``, ``super().m()``, ``super(X, self).m()`` and
+``X.m(self)`` do it, a walk over what a method runs in order, and the
+simulation of ``C(...)``.
+
+Everything here is iterative: hierarchies thousands of classes deep walk in
+bounded stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from vllm_sp_base._audit._model import (
+    Call,
+    ClassInfo,
+    Event,
+    Marker,
+    Method,
+    Read,
+    Set,
+    SetAny,
+    SetEach,
+)
+from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One frame on the way to a read: ``method`` of the class at MRO index
+    ``owner``, at ``line`` (the call it makes, or the read itself)."""
+
+    owner: int
+    method: str
+    line: int
+
+
+#: (MRO index, method) that a lookup found; the method is None where the
+#: lookup ran into a base the source does not show (its code is unknown).
+Found = tuple[int, Method | None]
+
+
+class ClassModel:
+    """``ref``'s MRO, each entry's summary, and method lookup along it."""
+
+    def __init__(self, project: Project, ref: ClassRef) -> None:
+        self.project = project
+        self.ref = ref
+        self.mro: list[MroEntry] = project.mro(ref)
+        self.infos: list[ClassInfo | None] = [
+            project.class_info(e) if isinstance(e, ClassRef) else None for e in self.mro
+        ]
+        self._index = {entry: i for i, entry in enumerate(self.mro)}
+
+    def lookup(self, name: str, start: int = 0) -> Found | None:
+        """What ``name`` finds from ``mro[start]`` on; None where no class defines it."""
+        mro, infos = self.mro, self.infos
+        for i in range(start, len(mro)):
+            info = infos[i]
+            if info is not None:
+                method = info.methods.get(name)
+                if method is not None:
+                    return i, method
+            elif isinstance(mro[i], Opaque):
+                return i, None
+        return None
+
+    def target(self, caller: int, call: Call) -> Found | None:
+        """What ``call``, made by the method of ``mro[caller]``, runs."""
+        if call.kind == "self":
+            return self.lookup(call.name, 0)
+        if call.kind == "super":
+            return self.lookup(call.name, caller + 1)
+        owner = self.mro[caller]
+        if call.target is None or not isinstance(owner, ClassRef):
+            return None
+        resolved = self.project.resolve(owner.module, call.target)
+        k = self._index.get(resolved) if isinstance(resolved, ClassRef) else None
+        if k is None:
+            # An unknown class's method, or a class outside the MRO: code we cannot follow.
+            return None
+        return self.lookup(call.name, k + 1 if call.kind == "super_of" else k)
+
+    def constant(self, index: int, name: str) -> tuple[str, ...] | None:
+        """The strings of the module-level constant ``name`` where ``mro[index]`` is defined."""
+        owner = self.mro[index]
+        info = self.project.module(owner.module) if isinstance(owner, ClassRef) else None
+        return None if info is None else info.constants.get(name)
+
+    def label(self, index: int) -> str:
+        entry = self.mro[index]
+        return entry.name if isinstance(entry, ClassRef) else entry.text
+
+    def marked(self, name: str, kind: str) -> bool | None:
+        """Whether the ``name`` the instance finds carries a ``kind`` marker;
+        None where no known class defines it."""
+        found = self.lookup(name, 0)
+        if found is None or found[1] is None:
+            return None
+        return any(type(e) is Marker and e.kind == kind for e in found[1].events)
+
+
+@dataclass(slots=True)
+class Executed:
+    """One event as a walk meets it, with how it was reached."""
+
+    event: Event
+    owner: int  # MRO index of the method holding the event
+    method: Method
+    chain: tuple[Step, ...]  # the calls that led into ``method``
+    conditional: bool  # the event, or a call on the way, sits under a condition
+    caught: bool  # a call on the way is inside ``try ... except AttributeError``
+    target: Found | None = None  # for a Call: what it runs
+
+
+def walk(
+    model: ClassModel, start: tuple[int, Method], seen: dict[tuple[int, str], bool],
+    conditional: bool = False,
+) -> Iterator[Executed]:
+    """Every event ``start`` runs, in execution order, calls followed into the
+    methods they run. A method is entered again only where it was entered
+    before under a condition and now runs surely (``seen``: (index, name) ->
+    entered under a condition), so recursion ends and the walk stays linear."""
+    index, method = start
+    key = (index, method.name)
+    if key in seen and (not seen[key] or conditional):
+        return
+    seen[key] = conditional
+    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool]] = [
+        (index, method, iter(method.events), (), conditional, False)
+    ]
+    while stack:
+        index, method, events, chain, under, caught = stack[-1]
+        event = next(events, None)
+        if event is None:
+            stack.pop()
+            continue
+        surely = not (under or getattr(event, "conditional", False))
+        if type(event) is not Call:
+            yield Executed(event, index, method, chain, not surely, caught)
+            continue
+        found = model.target(index, event)
+        yield Executed(event, index, method, chain, not surely, caught, found)
+        callee = found[1] if found is not None else None
+        if found is None or callee is None:
+            continue
+        callee_index = found[0]
+        key = (callee_index, callee.name)
+        if key in seen and (not seen[key] or not surely):
+            continue
+        seen[key] = not surely
+        stack.append((
+            callee_index, callee, iter(callee.events),
+            (*chain, Step(index, method.name, event.line)), not surely, caught or event.caught,
+        ))
+
+
+@dataclass(slots=True)
+class Reached:
+    """A read, and the calls that reach it from where a walk began."""
+
+    attr: str
+    owner: int
+    method: str
+    line: int
+    chain: tuple[Step, ...]
+    conditional: bool
+
+    def steps(self) -> tuple[Step, ...]:
+        return (*self.chain, Step(self.owner, self.method, self.line))
+
+
+@dataclass
+class Construction:
+    """What ``C(...)`` runs, and what it leaves unset."""
+
+    executed: dict[tuple[int, str], bool] = field(default_factory=dict)  # (index, method) -> under a condition
+    sets: set[str] = field(default_factory=set)  # every attribute it may set
+    sets_any: bool = False  # it sets attributes whose names the source does not show
+    unknown_from: int | None = None  # the first unknown base an ``__init__`` lookup ran into
+    early_reads: dict[str, Reached] = field(default_factory=dict)  # read before anything set it
+    init: Found | None = None  # the ``__init__`` that ``C(...)`` calls
+
+    def ran_init(self, index: int) -> bool:
+        return (index, "__init__") in self.executed
+
+    def may_have_run_init(self, index: int) -> bool:
+        """It ran, or it lies past a base whose ``__init__`` we cannot see (which may chain on)."""
+        return self.ran_init(index) or (self.unknown_from is not None and index > self.unknown_from)
+
+
+def _set_names(model: ClassModel, step: Executed) -> tuple[str, ...] | None:
+    """The attributes a set event binds; None: any attribute."""
+    event = step.event
+    if type(event) is Set:
+        return (event.attr,)
+    if type(event) is SetEach:
+        return model.constant(step.owner, event.constant)
+    if type(event) is SetAny:
+        return None
+    return ()
+
+
+def construct(model: ClassModel) -> Construction:
+    """Simulate ``C(...)``: the ``__init__`` it finds, and everything that runs
+    from there (parent ``__init__`` chains however spelled, helpers on self),
+    in order; the reads of attributes nothing has set yet."""
+    built = Construction()
+    found = built.init = model.lookup("__init__", 0)
+    if found is None:
+        return built
+    if found[1] is None:
+        built.unknown_from = found[0]
+        return built
+    for step in walk(model, (found[0], found[1]), built.executed):
+        event = step.event
+        if type(event) is Read:
+            if not step.caught and not built.sets_any and event.attr not in built.sets:
+                built.early_reads.setdefault(event.attr, Reached(
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional))
+            continue
+        if type(event) is Call:
+            target = step.target
+            if event.name == "__init__" and target is not None and target[1] is None:
+                built.unknown_from = min(target[0], built.unknown_from or target[0])
+            continue
+        names = _set_names(model, step)
+        if names is None:
+            built.sets_any = True
+        else:
+            built.sets.update(names)
+    return built
+
+
+def skipped_inits(model: ClassModel, built: Construction) -> list[int]:
+    """MRO indexes of the known ``__init__`` that ``C(...)`` does not run."""
+    return [
+        index for index, info in enumerate(model.infos)
+        if info is not None and "__init__" in info.methods and not built.may_have_run_init(index)
+    ]
+
+
+def would_set(
+    model: ClassModel, built: Construction, skipped: list[int], only_there: set[tuple[int, str]]
+) -> dict[str, tuple[int, int]]:
+    """Attributes the skipped ``__init__`` would have set: attribute -> (MRO
+    index of that ``__init__``, line of the set), the first skipped ``__init__``
+    in MRO order winning. What they run counts too (their helpers), attributed
+    to the ``__init__`` that runs it; ``only_there`` receives the methods they
+    run that construction does not."""
+    found: dict[str, tuple[int, int]] = {}
+    for index in skipped:
+        info = model.infos[index]
+        assert info is not None
+        seen = dict.fromkeys(built.executed, False)  # what construction ran sets what it sets
+        for step in walk(model, (index, info.methods["__init__"]), seen):
+            only_there.add((step.owner, step.method.name))
+            event = step.event
+            if type(event) is Set:
+                found.setdefault(event.attr, (index, event.line))
+            elif type(event) is SetEach:
+                for attr in model.constant(step.owner, event.constant) or ():
+                    found.setdefault(attr, (index, event.line))
+    return found

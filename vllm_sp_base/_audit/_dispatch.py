@@ -1,0 +1,66 @@
+"""What runs on a built instance: from the entry points a model runner calls,
+every method that ``self.m()`` / ``super().m()`` / ``X.m(self)`` dispatch
+reaches, and the first read of each attribute in question on the way.
+
+A method that only an overridden method calls is not reached: dispatch starts
+from the instance's class, as Python's does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from vllm_sp_base._audit._construction import ClassModel, Reached, walk
+from vllm_sp_base._audit._model import Read
+
+#: What vLLM's and sglang's model runners call on a model (``forward`` through
+#: ``__call__``, ``load_weights`` through the loader; ``embed_input_ids`` and
+#: ``compute_logits`` on every text-generation step, ``embed_multimodal`` for
+#: each multimodal input; see ``vllm/model_executor/models/interfaces_base.py``),
+#: and ``__call__`` for any other callable. More through ``--entry-point``.
+DEFAULT_ENTRY_POINTS = (
+    "forward", "__call__", "load_weights", "embed_input_ids", "compute_logits", "embed_multimodal",
+)
+
+
+def reach(
+    model: ClassModel, wanted: set[str], entries: Sequence[str]
+) -> dict[str, tuple[str, Reached]]:
+    """For each attribute of ``wanted``, the read an entry point reaches first:
+    the first reached on no condition (in entry order, then execution order),
+    else the first reached at all; attribute -> (entry, read)."""
+    best: dict[str, tuple[str, Reached]] = {}
+    if not wanted:
+        return best
+    for entry in entries:
+        found = model.lookup(entry, 0)
+        if found is None or found[1] is None:
+            continue
+        for step in walk(model, (found[0], found[1]), {}):
+            event = step.event
+            if type(event) is not Read or step.caught or event.attr not in wanted:
+                continue
+            current = best.get(event.attr)
+            if current is None or (current[1].conditional and not step.conditional):
+                best[event.attr] = (entry, Reached(
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional))
+    return best
+
+
+def unreached(model: ClassModel, wanted: Iterable[str], skip: set[tuple[int, str]]) -> dict[str, Reached]:
+    """The first read of each of ``wanted`` in any method of the MRO but those of
+    ``skip``: reads no entry point reaches (``--show-unreachable``)."""
+    left = set(wanted)
+    found: dict[str, Reached] = {}
+    names = [name.encode() for name in left]
+    for index, info in enumerate(model.infos):
+        if info is None:
+            continue
+        for name, method in info.methods.items():
+            if (index, name) in skip or not left or not method.may_name(names):
+                continue
+            for read in method.reads:
+                if read.attr in left:
+                    left.discard(read.attr)
+                    found[read.attr] = Reached(read.attr, index, name, read.line, (), read.conditional)
+    return found

@@ -1,0 +1,204 @@
+"""Where the audit's files are read, once each: their bytes, their pre-scans
+and summaries, each through the cache, and why a file could not be read."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import Any
+
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._finding import AuditResult
+from vllm_sp_base._audit._model import ModuleInfo, attach_sources, detach_sources
+from vllm_sp_base._audit._prescan import FileScan, read_and_scan, scan, scanned
+from vllm_sp_base._audit._workers import Workers, summarize_or_reason
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+
+
+class Sources:
+    """File bytes, parsed summaries and pre-scans, each through the cache."""
+
+    def __init__(
+        self, cache: Cache, result: AuditResult, audited: set[str], whole: bool = False
+    ) -> None:
+        self.cache = cache
+        # Summaries of whole files (``--parse-all``) or of files with their
+        # method bodies cut out, parsed when asked for: the same once parsed,
+        # kept apart so the first mode stays a check on the second.
+        self.summary_kinds = (b"m", b"p") if whole else (b"M", b"P")
+        self.result = result
+        self.audited = audited
+        self.texts: dict[str, bytes] = {}
+        self.keys: dict[str, bytes] = {}
+        self.memo: dict[bytes, Any] = {}
+        self.reported: set[str] = set()
+        self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
+        self.parsed: set[str] = set()  # audited files summarised
+        self.stored: list[bytes] = []  # keys this process added to the cache
+        self.workers = Workers(self.texts)
+
+    def _lookup(self, key: bytes, path: str) -> Any:
+        found = self.memo.get(key)
+        if found is None:
+            found = self.cache.get(key)
+            if isinstance(found, ModuleInfo):
+                # Cached without the file's bytes (see save_cache): they are
+                # the bytes just read, whose digest the key holds.
+                attach_sources(found, self.texts[path], path)
+                self.memo[key] = found
+        return found
+
+    def _store(self, key: bytes, value: Any) -> None:
+        self.memo[key] = value
+        if self.cache.enabled:
+            self.cache.put(key, value)
+            self.stored.append(key)
+
+    def prefetch(self, paths: list[str], kind: bytes) -> None:
+        """Compute pre-scans (kind ``S``) or summaries (``M``/``P`` by file) of
+        ``paths`` not yet known, on every core."""
+        todo = []
+        for path in paths:
+            if self.read(path) is None:
+                continue
+            job_kind = kind if kind == b"S" else self.summary_kinds[path.endswith("__init__.py")]
+            key = self.keys[path] + job_kind
+            if self._lookup(key, path) is None and self._decodable(path, self.texts[path]):
+                todo.append((path, job_kind, key))
+        for (path, _, key), value in zip(todo, self.workers.map([(p, k) for p, k, _ in todo])):
+            if isinstance(value, ModuleInfo):
+                attach_sources(value, self.texts[path], path)
+            self._store(key, value)
+            if kind != b"S" and path in self.audited:
+                self.parsed.add(path)
+
+    def read(self, path: str) -> bytes | None:
+        if path in self.texts:
+            return self.texts[path]
+        return self._load(path, lexing=False)[0]
+
+    def _load(self, path: str, lexing: bool) -> tuple[bytes | None, Any]:
+        """``path``'s bytes, and with ``lexing`` what the compiled lexer found
+        in them (read and lexed in one call: see ``read_and_scan``); None,
+        said once, where the file cannot be read."""
+        try:
+            data, found = _read_and_scan(path) if lexing else (_read(path), None)
+        except _TooBig as big:
+            self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
+            return None, None
+        except OSError as error:
+            self.problem(path, f"cannot read: {error.strerror or error}")
+            return None, None
+        self.texts[path] = data
+        # Without a cache nothing outlives the run: the path is key enough, and
+        # hashing vLLM's 50 MB would only slow a cold run down.
+        self.keys[path] = content_key(data) if self.cache.enabled else path.encode() + b"\0"
+        return data, found
+
+    def save_cache(self) -> None:
+        """Summaries are cached without their file's bytes: whoever reads one
+        back has just read that file. (The run is over: nothing parses a body
+        of these any more.)"""
+        if self.cache.enabled:
+            for value in self.cache.entries.values():
+                if isinstance(value, ModuleInfo):
+                    detach_sources(value)
+            self.cache.save()
+
+    def problem(self, path: str, reason: str) -> None:
+        if path in self.audited and path not in self.reported:
+            self.reported.add(path)
+            self.result.diagnostics.append((path, reason))
+
+    def _decodable(self, path: str, data: bytes) -> bool:
+        if data.isascii():
+            return True
+        known = self.decodable.get(path)
+        if known is None:  # decoded once, though scan and summary both ask
+            try:
+                data.decode("utf-8")
+                known = True
+            except UnicodeDecodeError as error:
+                known = _CODING.search(data, 0, 400) is not None
+                if not known:
+                    self.problem(path, f"not UTF-8 (byte {error.start}) and no coding declaration")
+            self.decodable[path] = known
+        return known
+
+    def summary(self, path: str, is_package: bool) -> ModuleInfo | None:
+        data = self.read(path)
+        if data is None:
+            return None
+        kind = self.summary_kinds[is_package]
+        key = self.keys[path] + kind
+        cached = self._lookup(key, path)
+        if cached is None:
+            if not self._decodable(path, data):
+                return None
+            cached = summarize_or_reason(data, path, kind)
+            self._store(key, cached)
+            if path in self.audited:
+                self.parsed.add(path)
+        if isinstance(cached, str):
+            self.problem(path, cached)
+            return None
+        assert isinstance(cached, ModuleInfo)
+        return cached
+
+    def prescan(self, path: str) -> FileScan | None:
+        # Read by the lexer, which holds no GIL for the reading either: the
+        # pre-scan's threads then read in parallel (os.read alone did not: the
+        # Python around thousands of small reads holds the GIL).
+        lexed = path not in self.texts and read_and_scan is not None
+        data, found = self._load(path, lexing=True) if lexed else (self.read(path), None)
+        if data is None:
+            return None
+        key = self.keys[path] + b"S"
+        cached = self._lookup(key, path)
+        if cached is None:
+            if not self._decodable(path, data):
+                return None
+            cached = scanned(data, found) if lexed else scan(data)
+            self._store(key, cached)
+        assert isinstance(cached, FileScan)
+        return cached
+
+
+class _TooBig(Exception):
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+def _read(path: str) -> bytes:
+    """The file's bytes, with the fewest system calls (``open()`` adds a buffer
+    and a probe or two per file); raises _TooBig past MAX_FILE_BYTES."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_FILE_BYTES:
+            raise _TooBig(size)
+        parts = [os.read(fd, size)]
+        while sum(map(len, parts)) < size and parts[-1]:  # a short read: keep going
+            parts.append(os.read(fd, size - sum(map(len, parts))))
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def _read_and_scan(path: str) -> tuple[bytes, Any]:
+    """``_read`` and the compiled lexer's scan of the bytes, in one call."""
+    assert read_and_scan is not None
+    data, found = read_and_scan(path, MAX_FILE_BYTES)
+    if data is None:
+        raise _TooBig(found)
+    return data, found
+
+
+def content_key(data: bytes) -> bytes:
+    # SHA-256 runs in hardware on current x86 and ARM: 3x blake2b on a warm run.
+    return hashlib.sha256(data).digest()[:16]
+
+
