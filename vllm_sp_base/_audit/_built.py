@@ -65,6 +65,20 @@ class _Uses(ast.NodeVisitor):
         for item in [*node.keywords, *node.decorator_list, *node.body]:
             self.visit(item)
 
+    def visit_Call(self, node: ast.Call) -> None:
+        # type(name, (Base, Other), namespace): a class made at run time.
+        bases = node.args[1] if len(node.args) == 3 else None
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and isinstance(bases, ast.Tuple):
+            for base in bases.elts:
+                if self._names(base):
+                    self.as_base = True
+                else:
+                    self.visit(base)
+            for item in [node.func, node.args[0], node.args[2], *node.keywords]:
+                self.visit(item)
+            return
+        self.generic_visit(node)
+
     def visit_Name(self, node: ast.Name) -> None:
         self.other |= node.id == self.name
 

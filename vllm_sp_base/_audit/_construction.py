@@ -233,6 +233,28 @@ def construct(model: ClassModel) -> Construction:
     return built
 
 
+def may_skip_an_init(model: ClassModel) -> bool:
+    """Whether ``C(...)`` can skip a known ``__init__``, from the ``__init__``
+    chain alone (bodies the cutter keeps parsed): no helper followed, so it runs
+    fewer ``__init__`` than ``construct`` finds, and says False only where
+    ``construct`` would find nothing skipped."""
+    ran: set[int] = set()
+    found = model.lookup("__init__", 0)
+    todo = [found] if found is not None else []
+    while todo:
+        index, method = todo.pop()
+        if method is None or index in ran:
+            continue
+        ran.add(index)
+        for call in method.init_calls:
+            todo.append(model.target(index, call))  # type: ignore[arg-type]
+        todo = [t for t in todo if t is not None]
+    return any(
+        info is not None and "__init__" in info.methods and index not in ran
+        for index, info in enumerate(model.infos)
+    )
+
+
 def skipped_inits(model: ClassModel, built: Construction) -> list[int]:
     """MRO indexes of the known ``__init__`` that ``C(...)`` does not run."""
     return [

@@ -12,6 +12,7 @@ from vllm_sp_base._audit._construction import (
     Construction,
     Reached,
     construct,
+    may_skip_an_init,
     skipped_inits,
     walk,
     would_set,
@@ -359,8 +360,8 @@ class SkippedInitRead:
         infos = model.infos
         if not any(i is not None and "__init__" in i.methods for i in infos[1:]):
             return []
-        if model.marked("__new__", "returns_other"):
-            return []  # C(...) builds other classes: they are checked
+        if not may_skip_an_init(model):
+            return []
         built = construct(model)
         skipped = skipped_inits(model, built)
         skippers = {index: self._skipper_for(index, built, model.mro) for index in skipped}
@@ -377,9 +378,17 @@ class SkippedInitRead:
             return []
         early = {a: r for a, r in built.early_reads.items() if a in candidates}
         missing = candidates - built.sets - set(early)
-        if missing:
-            missing -= self._set_elsewhere(model, missing, only_skipped)
         reached = reach(model, missing, self.entry_points)
+        # Only now, for the few attributes left: it parses every method that may name them.
+        asked = missing if self.show_unreachable else set(reached)
+        if asked:
+            set_later = self._set_elsewhere(model, asked, only_skipped)
+            missing -= set_later
+            reached = {a: r for a, r in reached.items() if a not in set_later}
+        if not (early or reached or self.show_unreachable):
+            return []
+        if model.marked("__new__", "returns_other"):
+            return []  # C(...) builds other classes: they are checked
         unsure = model.marked("__getattr__", "raises_attribute_error") is False  # it may answer
         findings: list[tuple[str, str, Reached]] = []  # (severity, entry, read)
         for attr, read in early.items():
@@ -412,9 +421,7 @@ class SkippedInitRead:
             for name, method in info.methods.items():
                 if name == "__init__" or (index, name) in only_skipped or not method.may_name(names):
                     continue
-                for step in walk(model, (index, method), {}):
-                    if type(step.event) is Set:
-                        found.add(step.event.attr)
+                found.update(method.sets)
         return found & missing
 
     def _finding(
