@@ -14,12 +14,11 @@ from vllm_sp_base._audit._construction import (
     construct,
     may_skip_an_init,
     skipped_inits,
-    walk,
     would_set,
 )
 from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, reach, unreached
 from vllm_sp_base._audit._finding import Finding, Frame
-from vllm_sp_base._audit._model import ClassInfo, Method, Set
+from vllm_sp_base._audit._model import ClassInfo, Method
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project
 
 
