@@ -80,7 +80,7 @@ def test_fail_on_error_ignores_warnings(capsys: pytest.CaptureFixture[str], tmp_
     only_warning = tmp_path / "w.py"
     only_warning.write_text(
         "class A:\n    def __init__(self):\n        self.a = 1\n"
-        "    def forward(self, x):\n        if x:\n            return self.a\n"
+        "    def __call__(self, x):\n        if x:\n            return self.a\n"
         "class B(A):\n    def __init__(self):\n        pass\n"
     )
     assert _run(capsys, str(only_warning))[0] == 1

@@ -95,7 +95,7 @@ class Base:
     def __init__(self):
         self.flag = False
 
-    def forward(self):
+    def __call__(self):
         return self.flag
 
     def broken(self):

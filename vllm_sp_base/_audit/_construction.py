@@ -82,6 +82,15 @@ class ClassModel:
             return None
         return self.lookup(call.name, k + 1 if call.kind == "super_of" else k)
 
+    def outside_mro(self, caller: int, call: Call) -> bool:
+        """Whether ``call`` names a class the source shows that is not in the MRO
+        (``Other.__init__(self)``): what it runs on this instance is not a base's."""
+        owner = self.mro[caller]
+        if call.kind not in ("explicit", "super_of") or call.target is None or not isinstance(owner, ClassRef):
+            return False
+        resolved = self.project.resolve(owner.module, call.target)
+        return isinstance(resolved, ClassRef) and resolved not in self._index
+
     def constant(self, index: int, name: str) -> tuple[str, ...] | None:
         """The strings of the module-level constant ``name`` where ``mro[index]`` is defined."""
         owner = self.mro[index]
@@ -178,7 +187,9 @@ class Construction:
     executed: dict[tuple[int, str], bool] = field(default_factory=dict)  # (index, method) -> under a condition
     sets: set[str] = field(default_factory=set)  # every attribute it may set
     sets_any: bool = False  # it sets attributes whose names the source does not show
-    unknown_from: int | None = None  # the first unknown base an ``__init__`` lookup ran into
+    # The first unknown base an ``__init__`` lookup ran into (0: construction
+    # runs the ``__init__`` of a class outside the MRO: any may have run).
+    unknown_from: int | None = None
     early_reads: dict[str, Reached] = field(default_factory=dict)  # read before anything set it
     init: Found | None = None  # the ``__init__`` that ``C(...)`` calls
 
@@ -224,6 +235,8 @@ def construct(model: ClassModel) -> Construction:
             target = step.target
             if event.name == "__init__" and target is not None and target[1] is None:
                 built.unknown_from = min(target[0], built.unknown_from or target[0])
+            elif event.name == "__init__" and target is None and model.outside_mro(step.owner, event):
+                built.unknown_from = 0  # an __init__ from outside the MRO: who is built is unclear
             continue
         names = _set_names(model, step)
         if names is None:

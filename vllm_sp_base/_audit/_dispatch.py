@@ -12,15 +12,30 @@ from collections.abc import Iterable, Sequence
 
 from vllm_sp_base._audit._construction import ClassModel, Reached, walk
 from vllm_sp_base._audit._model import Read
+from vllm_sp_base._audit._project import ClassRef
 
 #: What vLLM's and sglang's model runners call on a model (``forward`` through
 #: ``__call__``, ``load_weights`` through the loader; ``embed_input_ids`` and
 #: ``compute_logits`` on every text-generation step, ``embed_multimodal`` for
-#: each multimodal input; see ``vllm/model_executor/models/interfaces_base.py``),
-#: and ``__call__`` for any other callable. More through ``--entry-point``.
+#: each multimodal input; see ``vllm/model_executor/models/interfaces_base.py``).
+#: They are entry points of a module (a class with torch's ``Module`` in its
+#: MRO); of any other class only ``__call__`` is. Set with ``--entry-points``.
 DEFAULT_ENTRY_POINTS = (
     "forward", "__call__", "load_weights", "embed_input_ids", "compute_logits", "embed_multimodal",
 )
+ANY_CLASS_ENTRY_POINTS = ("__call__",)
+
+
+def is_module(model: ClassModel) -> bool:
+    """Whether the class is a torch module (``Module`` in its MRO, seen or not)."""
+    return any(
+        (entry.name if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]) == "Module"
+        for entry in model.mro
+    )
+
+
+def entry_points_of(model: ClassModel, entries: Sequence[str]) -> Sequence[str]:
+    return entries if is_module(model) else [e for e in entries if e in ANY_CLASS_ENTRY_POINTS]
 
 
 def reach(
@@ -32,7 +47,7 @@ def reach(
     best: dict[str, tuple[str, Reached]] = {}
     if not wanted:
         return best
-    for entry in entries:
+    for entry in entry_points_of(model, entries):
         found = model.lookup(entry, 0)
         if found is None or found[1] is None:
             continue

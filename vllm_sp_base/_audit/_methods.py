@@ -372,7 +372,11 @@ class MethodVisitor(ast.NodeVisitor):
         passes_self = (node.args and self._is_self(node.args[0])) or any(
             k.arg == "self" and self._is_self(k.value) for k in node.keywords
         )
-        target = dotted(owner) if passes_self else None
+        # ``Parent.__init__(config)``, self left out: how transformers' modular
+        # files spell the parent's __init__ (their converter writes the call).
+        # Only a class of the instance's MRO is followed, so another object's
+        # ``__init__`` is never taken for this one's.
+        target = dotted(owner) if passes_self or name == "__init__" else None
         if target is not None:
             return Call("explicit", target, name, line, conditional, caught)
         return None

@@ -87,7 +87,8 @@ class SkippedInitRead:
 
     VALID = (
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.flag = False
                 def forward(self):
@@ -97,7 +98,8 @@ class SkippedInitRead:
                     super().__init__()  # runs the parent's __init__
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 flag = False  # a class-level default: the contract's fix
                 def __init__(self):
                     self.flag = True
@@ -108,7 +110,8 @@ class SkippedInitRead:
                     pass
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.flag = False
                 def forward(self):
@@ -120,7 +123,8 @@ class SkippedInitRead:
                     self.flag = True
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self._f = 1
                 @property
@@ -133,7 +137,8 @@ class SkippedInitRead:
                     pass
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.flag = False
                 def forward(self):
@@ -143,7 +148,8 @@ class SkippedInitRead:
                     Base.__init__(self=self)  # explicit, self by keyword
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self, size):
                     self.size = size
                 def forward(self):
@@ -158,7 +164,8 @@ class SkippedInitRead:
                     super()._init_partition(size)  # and from the parent's helper
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.scale = 2
                 def forward(self):
@@ -170,7 +177,8 @@ class SkippedInitRead:
                     pass
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.cache = {}
                 def lookup(self, key):
@@ -182,8 +190,9 @@ class SkippedInitRead:
                     return 0  # nothing that runs on a Double reads self.cache
         """),
         Example("""
+            from torch import nn
             _COPIED = ("hidden", "heads")
-            class Base:
+            class Base(nn.Module):
                 def __init__(self, cfg):
                     self.hidden = cfg.hidden
                     self.heads = cfg.heads
@@ -195,7 +204,8 @@ class SkippedInitRead:
                         setattr(self, name, getattr(other, name))
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.a = 1
                     self.b = 2
@@ -215,7 +225,8 @@ class SkippedInitRead:
                     pass
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.table = {}
                 def forward(self, x):
@@ -229,7 +240,8 @@ class SkippedInitRead:
                     return x
         """),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.flag = False
                 def forward(self):
@@ -260,7 +272,8 @@ class SkippedInitRead:
                     Module.__init__(self)  # the seed: skips Base.__init__
         """, (("Child", "flag", "error"),)),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.flag = False
                 def forward(self, x):
@@ -271,7 +284,8 @@ class SkippedInitRead:
                     pass
         """, (("Child", "flag", "warning"),)),
         Example("""
-            class A:
+            from torch import nn
+            class A(nn.Module):
                 def __init__(self):
                     self.flag = 1
             class B(A):
@@ -312,7 +326,8 @@ class SkippedInitRead:
                     return super().forward(x) + 1  # an override that calls the parent
         """, (("Draft", "scale", "error"),)),
         Example("""
-            class Grandparent:
+            from torch import nn
+            class Grandparent(nn.Module):
                 def __init__(self):
                     pass
             class Parent(Grandparent):
@@ -325,7 +340,8 @@ class SkippedInitRead:
                     self.layers = build(self.cfg)  # fails while it is built
         """, (("Child", "cfg", "error"),)),
         Example("""
-            class Base:
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.mode = "x"
                 def forward(self, x):
