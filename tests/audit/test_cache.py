@@ -14,11 +14,15 @@ from vllm_sp_base._audit._model import ModuleInfo
 TREE = Path(__file__).with_name("fixtures") / "tree"
 
 _NEEDS_A_BROKEN_BODY = """\
-class Base:
+class Module:
+    pass
+
+
+class Base(Module):
     def __init__(self):
         self.flag = False
 
-    def __call__(self):
+    def forward(self):
         return self.flag = = 1
 
 
@@ -68,4 +72,4 @@ def test_a_summary_cached_from_one_path_reports_at_another(tmp_path: Path) -> No
         result = audit([str(tmp_path / name)], cache=Cache(str(cache), True))
         ((path, reason),) = result.diagnostics
         assert path == str(tmp_path / name / "model.py")
-        assert reason.startswith("does not parse (line 6)")
+        assert reason.startswith("does not parse (line 10)")

@@ -18,8 +18,9 @@ from vllm_sp_base._main import main
 from .test_fixtures import expected
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
-REQUIRED_KEYS = {"code", "severity", "path", "line", "class", "attribute", "method",
-                 "read_path", "read_line"}
+REQUIRED_KEYS = {"code", "severity", "file", "path", "line", "class", "attribute", "method",
+                 "read_path", "read_line", "entry"}
+DRAFTS = TREE / "app" / "semantics" / "drafts.py"
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -43,6 +44,11 @@ def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 1 and data["findings"]
     for finding in data["findings"]:
         assert REQUIRED_KEYS <= finding.keys()
+    (draft,) = [f for f in data["findings"] if f["class"].endswith(".Draft") and f["attribute"] == "norm"]
+    # The chain of calls, entry point first, the read last.
+    assert [(step["method"], step["line"]) for step in draft["path"]] == [
+        ("Draft.forward", 24), ("Target.forward", 13), ("Target.project", 16)]
+    assert draft["entry"] == "forward" and draft["file"].endswith("drafts.py")
     assert data["diagnostics"][0]["path"].endswith("broken_syntax.py")
 
 
@@ -66,6 +72,48 @@ def test_sarif_validates_and_points_at_read_and_set(capsys: pytest.CaptureFixtur
     result = run["results"][0]
     assert {loc["id"] for loc in result["relatedLocations"]} == {1, 2}
     assert run["invocations"][0]["toolExecutionNotifications"]
+    flows = [r["codeFlows"][0]["threadFlows"][0]["locations"] for r in run["results"]
+             if "Draft skips" in r["message"]["text"] and "self.norm" in r["message"]["text"]]
+    assert [step["location"]["message"]["text"] for step in flows[0]] == [
+        "Draft.forward", "Target.forward", "Target.project"]
+
+
+_UNREACHED = (
+    "from torch import nn\n"
+    "class A(nn.Module):\n    def __init__(self):\n        self.a = 1\n"
+    "    def generate(self):\n        return self.a\n"
+    "class B(A):\n    def __init__(self):\n        pass\n"
+)
+
+
+def test_entry_points_are_chosen_on_the_command_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(_UNREACHED)
+    assert _run(capsys, str(module))[:2] == (0, "")  # nothing reaches generate()
+    code, out, _ = _run(capsys, "--extend-entry-points", "generate", str(module))
+    assert code == 1 and "[error] B skips" in out and "self.a" in out
+    code, out, _ = _run(capsys, "--entry-points", "forward", str(module))
+    assert (code, out) == (0, "")
+    code, out, _ = _run(capsys, "--show-unreachable", str(module))
+    assert code == 0 and "[note] B skips" in out and "no entry point reaches it" in out
+
+
+def test_entry_points_are_configured_in_pyproject(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tmp_path / "src" / "m.py"
+    module.parent.mkdir()
+    module.write_text(_UNREACHED)
+    (tmp_path / "pyproject.toml").write_text('[tool.vllm-sp-base]\nextend-entry-points = ["generate"]\n')
+    monkeypatch.chdir(module.parent)
+    code, out, _ = _run(capsys, str(module))
+    assert code == 1 and "[error] B skips" in out
+    assert _run(capsys, "--entry-points", "forward", str(module))[0] == 0  # the command line wins
+    (tmp_path / "pyproject.toml").write_text('[tool.vllm-sp-base]\nentry-point = ["generate"]\n')
+    code, _, err = _run(capsys, str(module))
+    assert code == 2 and "unknown key(s): entry-point" in err and err.count("\n") == 1
 
 
 def test_baseline_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -79,8 +127,8 @@ def test_baseline_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 def test_fail_on_error_ignores_warnings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     only_warning = tmp_path / "w.py"
     only_warning.write_text(
-        "class A:\n    def __init__(self):\n        self.a = 1\n"
-        "    def __call__(self, x):\n        if x:\n            return self.a\n"
+        "class Module:\n    pass\nclass A(Module):\n    def __init__(self):\n        self.a = 1\n"
+        "    def forward(self, x):\n        if x:\n            return self.a\n"
         "class B(A):\n    def __init__(self):\n        pass\n"
     )
     assert _run(capsys, str(only_warning))[0] == 1
@@ -105,6 +153,7 @@ def test_a_file_that_cannot_be_audited_is_one_line_and_never_clean(
         (["/no/such/dir"], "/no/such/dir: no such file or directory"),
         (["--baseline", "/no/such.json", str(TREE)], "cannot read baseline"),
         (["--format", "xml", str(TREE)], "invalid choice: 'xml'"),
+        (["--entry-points", "forward,not a name", str(TREE)], "not a list of method names"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(

@@ -72,7 +72,7 @@ def test_bad_files_do_not_stop_the_run(tmp_path: Path, cached: bool) -> None:
     (package / "loop").symlink_to(package, target_is_directory=True)
     (package / "dangling.py").symlink_to(tmp_path / "missing.py")
     (package / "good.py").write_text(
-        "class A:\n    def __init__(self):\n        self.a = 1\n    def __call__(self):\n"
+        "class Module:\n    pass\nclass A(Module):\n    def __init__(self):\n        self.a = 1\n    def forward(self):\n"
         "        return self.a\nclass B(A):\n    def __init__(self):\n        pass\n"
     )
     result = audit([str(package)], cache=Cache(str(tmp_path / "cache"), cached))

@@ -91,11 +91,15 @@ def test_a_body_that_does_not_parse_fails_each_time_it_is_asked_for() -> None:
 
 
 _BROKEN_UNUSED = """\
-class Base:
+class Module:
+    pass
+
+
+class Base(Module):
     def __init__(self):
         self.flag = False
 
-    def __call__(self):
+    def forward(self):
         return self.flag
 
     def broken(self):
@@ -113,7 +117,7 @@ def test_a_syntax_error_in_a_body_the_rule_needs_is_one_diagnostic(tmp_path: Pat
     result = audit([str(tmp_path)], cache=Cache(None, False))
     assert not result.findings
     ((path, reason),) = result.diagnostics
-    assert path.endswith("needed.py") and reason.startswith("does not parse (line 9)")
+    assert path.endswith("needed.py") and reason.startswith("does not parse (line 13)")
 
 
 def test_a_syntax_error_in_a_body_never_needed_is_seen_with_parse_all(tmp_path: Path) -> None:
@@ -122,7 +126,7 @@ def test_a_syntax_error_in_a_body_never_needed_is_seen_with_parse_all(tmp_path: 
     assert got(fast) == expected(tmp_path) and not fast.diagnostics
     full = audit([str(tmp_path)], cache=Cache(None, False), parse_all=True)
     ((path, reason),) = full.diagnostics
-    assert path.endswith("unused.py") and reason.startswith("does not parse (line 9)")
+    assert path.endswith("unused.py") and reason.startswith("does not parse (line 13)")
 
 
 def test_without_the_compiled_lexer_the_findings_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:

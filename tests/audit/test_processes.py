@@ -105,7 +105,7 @@ def test_forked_groups_find_what_one_process_finds(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_diagnostic_found_in_a_child_is_reported_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    base = "class {}:\n    def __init__(self):\n        self.flag = 1\n    def __call__(self):\n"
+    base = "class Module:\n    pass\nclass {}(Module):\n    def __init__(self):\n        self.flag = 1\n    def forward(self):\n"
     (tmp_path / "good.py").write_text(base.format("Good") + "        return self.flag\n")
     (tmp_path / "bad.py").write_text(base.format("Bad") + "        return self.flag = = 1\n")
     child = "from {0} import {1}\nclass {2}({1}):\n    def __init__(self):\n        pass\n"
@@ -117,7 +117,7 @@ def test_a_diagnostic_found_in_a_child_is_reported_once(monkeypatch: pytest.Monk
     _forking(monkeypatch, 3)
     result = audit([str(tmp_path)], cache=Cache(None, False))
     ((path, reason),) = result.diagnostics
-    assert path.endswith("bad.py") and reason.startswith("does not parse (line 5)")
+    assert path.endswith("bad.py") and reason.startswith("does not parse (line 7)")
     assert {f.class_name for f in result.findings} == {"large0.Large0", "large1.Large1"}
 
 
@@ -165,7 +165,7 @@ def test_without_fork_the_groups_run_here_one_after_another(
     # A module both groups need, whose second class only the second group reads.
     tree = tmp_path / "tree"
     tree.mkdir()
-    base = "class {0}:\n    def __init__(self):\n        self.{1} = 1\n    def __call__(self):\n        return self.{1}\n"
+    base = "class Module:\n    pass\nclass {0}(Module):\n    def __init__(self):\n        self.{1} = 1\n    def forward(self):\n        return self.{1}\n"
     (tree / "base.py").write_text(base.format("A", "a") + base.format("B", "b"))
     child = "from base import {0}\nclass {1}({0}):\n    def __init__(self):\n        pass\n"
     (tree / "large.py").write_text(child.format("A", "Large") + "#\n" * 500)

@@ -1,15 +1,16 @@
-"""Who is built: a private class (``_Name``: not exported) that the audited
-tree only ever names as a base (and in imports) is never instantiated on its
-own; it is checked through the classes that are.
+"""Who is built: a class that the audited tree only ever names as a base (and
+in imports) is never instantiated on its own; it is checked through the
+classes that are.
 
 Any other mention counts as "may be built": a call, a registry entry, a
-string that names it (``"module:Class"``, ``__all__``), an ``isinstance``.
-A leaf class is always built.
+string that names it (``"module:Class"``, ``__all__``), an ``isinstance``,
+a re-export from a package's ``__init__.py``. A leaf class is always built.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterable
 
@@ -18,24 +19,22 @@ from collections.abc import Iterable
 MAX_FILES = 40
 
 
-def only_a_base(name: str, texts: Iterable[bytes]) -> bool:
-    """Whether ``name`` is private and every mention of it in ``texts`` is a
-    base in a class header, an import, or its own definition, at least one a base.
-    A public class may be built by code outside the tree."""
-    if not name.startswith("_"):
-        return False
+def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
+    """Whether every mention of ``name`` in ``texts`` ((path, bytes) of each
+    audited file) is a base in a class header, an import, or its own
+    definition, and at least one is a base."""
     spelled = name.encode()
     word = re.compile(rb"(?<!\w)" + re.escape(spelled) + rb"(?!\w)")
-    files = [data for data in texts if spelled in data and word.search(data)]
+    files = [(path, data) for path, data in texts if spelled in data and word.search(data)]
     if len(files) > MAX_FILES:
         return False
     as_base = False
-    for data in files:
+    for path, data in files:
         try:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-        uses = _Uses(name)
+        uses = _Uses(name, exports=os.path.basename(path) == "__init__.py")
         uses.visit(tree)
         if uses.other:
             return False
@@ -44,8 +43,9 @@ def only_a_base(name: str, texts: Iterable[bytes]) -> bool:
 
 
 class _Uses(ast.NodeVisitor):
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, exports: bool) -> None:
         self.name = name
+        self.exports = exports  # a package's __init__.py: what it imports, it exports
         self.as_base = False
         self.other = False
 
@@ -91,7 +91,7 @@ class _Uses(ast.NodeVisitor):
             self.other |= re.search(rf"(?<!\w){re.escape(self.name)}(?!\w)", node.value) is not None
 
     def visit_Import(self, node: ast.Import) -> None:
-        pass
+        self.other |= self.exports and any(a.name.rsplit(".", 1)[-1] == self.name for a in node.names)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        pass
+        self.other |= self.exports and any(a.name == self.name for a in node.names)

@@ -122,7 +122,7 @@ class CandidateChecker:
                     detach_sources(value)
         return checked
 
-    def _texts(self) -> list[bytes]:
-        """Every audited file's bytes (read before the groups were forked)."""
+    def _texts(self) -> list[tuple[str, bytes]]:
+        """Every audited file and its bytes (read before the groups were forked)."""
         texts = self.sources.texts
-        return [texts[path] for path in self.files if path in texts]
+        return [(path, texts[path]) for path in self.files if path in texts]

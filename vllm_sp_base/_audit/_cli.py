@@ -9,6 +9,8 @@ import sys
 
 from vllm_sp_base._audit import _report
 from vllm_sp_base._audit._cache import Cache, default_dir
+from vllm_sp_base._audit._config import ConfigError, load_settings
+from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS
 from vllm_sp_base._audit._engine import audit
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -27,6 +29,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", default=None, help=f"cache location (default: {default_dir()})")
     parser.add_argument("--parse-all", action="store_true",
                         help="parse every file instead of pre-scanning (same findings, slower)")
+    parser.add_argument("--entry-points", metavar="NAMES", type=_names, default=None,
+                        help="comma-separated methods a runner calls on a built module "
+                             f"(default: {','.join(DEFAULT_ENTRY_POINTS)}); "
+                             "also [tool.vllm-sp-base] entry-points in pyproject.toml")
+    parser.add_argument("--extend-entry-points", metavar="NAMES", type=_names, default=None,
+                        help="entry points added to the default or configured ones")
+    parser.add_argument("--show-unreachable", action="store_true", default=None,
+                        help="also report, as notes, reads that no entry point reaches")
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    bad = [n for n in names if not n.isidentifier()]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"not a list of method names: {text!r}")
+    return names
 
 
 def installed_vllm() -> str | None:
@@ -57,9 +75,17 @@ def run(args: argparse.Namespace) -> int:
             baseline = _report.read_baseline(args.baseline)
         except (OSError, ValueError) as error:
             return _fail(f"{args.baseline}: cannot read baseline: {getattr(error, 'strerror', None) or error}")
+    try:
+        settings = load_settings(os.getcwd())
+    except ConfigError as error:
+        return _fail(str(error))
+    settings = settings.overridden(args.entry_points, args.extend_entry_points, args.show_unreachable)
     cache = Cache(None if args.no_cache else (args.cache_dir or default_dir()), not args.no_cache)
     try:
-        result = audit(paths, cache=cache, parse_all=args.parse_all)
+        result = audit(
+            paths, cache=cache, parse_all=args.parse_all,
+            entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
+        )
     except FileNotFoundError as error:
         return _fail(f"{error}: no such file or directory")
     if args.write_baseline:
@@ -86,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
             f"{result.files} file(s); {len(result.diagnostics)} file(s) could not be audited",
             file=sys.stderr,
         )
-    failing = [f for f in result.findings if args.fail_on == "warning" or f.severity == "error"]
+    failing = [
+        f for f in result.findings
+        if f.severity == "error" or (args.fail_on == "warning" and f.severity == "warning")
+    ]
     # A file the audit could not read or parse was not checked: never "clean".
     return EXIT_FINDINGS if failing or result.diagnostics else EXIT_CLEAN

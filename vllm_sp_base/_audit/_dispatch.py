@@ -18,12 +18,13 @@ from vllm_sp_base._audit._project import ClassRef
 #: ``__call__``, ``load_weights`` through the loader; ``embed_input_ids`` and
 #: ``compute_logits`` on every text-generation step, ``embed_multimodal`` for
 #: each multimodal input; see ``vllm/model_executor/models/interfaces_base.py``).
-#: They are entry points of a module (a class with torch's ``Module`` in its
-#: MRO); of any other class only ``__call__`` is. Set with ``--entry-points``.
+#: They are the entry points of a module (a class with torch's ``Module`` in
+#: its MRO): what calls a plain class's methods, and whether anything does
+#: (a test double's), cannot be told from the class, so a plain class is
+#: checked while it is built. Set with ``--entry-points``.
 DEFAULT_ENTRY_POINTS = (
     "forward", "__call__", "load_weights", "embed_input_ids", "compute_logits", "embed_multimodal",
 )
-ANY_CLASS_ENTRY_POINTS = ("__call__",)
 
 
 def is_module(model: ClassModel) -> bool:
@@ -32,10 +33,6 @@ def is_module(model: ClassModel) -> bool:
         (entry.name if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]) == "Module"
         for entry in model.mro
     )
-
-
-def entry_points_of(model: ClassModel, entries: Sequence[str]) -> Sequence[str]:
-    return entries if is_module(model) else [e for e in entries if e in ANY_CLASS_ENTRY_POINTS]
 
 
 def reach(
@@ -47,7 +44,7 @@ def reach(
     best: dict[str, tuple[str, Reached]] = {}
     if not wanted:
         return best
-    for entry in entry_points_of(model, entries):
+    for entry in entries if is_module(model) else ():
         found = model.lookup(entry, 0)
         if found is None or found[1] is None:
             continue

@@ -62,6 +62,18 @@ def _uri(path: str) -> str:
     return "file://" + os.path.abspath(path) if os.path.isabs(path) else path.replace(os.sep, "/")
 
 
+def _code_flow(finding: Finding) -> dict[str, Any]:
+    """The calls from the entry point (or ``__init__``) to the read, in order."""
+    return {
+        "threadFlows": [{
+            "locations": [
+                {"location": _location(frame.path, frame.line, 1, frame.method), "nestingLevel": depth}
+                for depth, frame in enumerate(finding.chain)
+            ]
+        }]
+    }
+
+
 def sarif(result: AuditResult) -> str:
     rule = SkippedInitRead
     results = [
@@ -77,6 +89,7 @@ def sarif(result: AuditResult) -> str:
                                       f"set only in {f.skipped_init}.__init__")},
             ],
             "partialFingerprints": {"vllmSpBase/v1": f.fingerprint()},
+            **({"codeFlows": [_code_flow(f)]} if f.chain else {}),
         }
         for f in result.findings
     ]

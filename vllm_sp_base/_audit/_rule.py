@@ -78,9 +78,10 @@ class SkippedInitRead:
     ``except AttributeError``).
 
     ``error``: the read runs during construction before anything set the
-    attribute, or an entry point (``forward``, ``load_weights``, ``__call__``,
-    ...) reaches it on no condition; ``warning``: reached under a condition;
-    ``note`` (``--show-unreachable`` only): no entry point reaches it.
+    attribute, or an entry point of a torch module (``forward``,
+    ``load_weights``, ``__call__``, ...) reaches it on no condition;
+    ``warning``: reached under a condition; ``note`` (``--show-unreachable``
+    only): no entry point reaches it.
     """
 
     CODE = "SPB001"
@@ -299,10 +300,11 @@ class SkippedInitRead:
                     super(B, self).__init__()  # jumps over B.__init__
         """, (("C", "size", "error"),)),
         Example("""
+            from torch import nn
             class Mixin:
                 def __init__(self):
                     self.extra = 1  # and no super().__init__()
-            class Base:
+            class Base(nn.Module):
                 def __init__(self):
                     self.flag = False
                 def __call__(self):
