@@ -235,16 +235,18 @@ def _check(specs: list[Spec], root: Path) -> None:
             failed_init, failed_forward = seen["init"], seen["forward"]
             # Every error is real: construction raises, or the attribute is
             # missing on the built object and forward raises.
+            ran = seen["ran"]
+            assert isinstance(ran, list)
             for attr, entry in reported.items():
                 if entry == "__init__":
                     assert failed_init is not None, (name, attr, source)
-                else:
-                    assert failed_init is None and attr in seen["unset"], (name, attr, source)
-                    assert failed_forward is not None, (name, attr, source)
+                elif failed_init is None:
+                    assert attr in seen["unset"] and failed_forward is not None, (name, attr, source)
+                else:  # building failed first, on an attribute no skipped __init__ sets (not this rule's)
+                    assert not _set_by_a_skipped_init(specs, mro_of, name, str(failed_init), ran), (
+                        name, attr, source)
             # Every crash on an attribute a skipped __init__ sets is an error.
             for failed, entry in ((failed_init, "__init__"), (failed_forward, "forward")):
-                ran = seen["ran"]
-                assert isinstance(ran, list)
                 if isinstance(failed, str) and failed in ATTRS and _set_by_a_skipped_init(
                     specs, mro_of, name, failed, ran
                 ):

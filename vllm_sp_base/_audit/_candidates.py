@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base._audit._built import only_a_base
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS
+from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 from vllm_sp_base._audit._finding import Finding
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
 from vllm_sp_base._audit._project import ClassRef, Project
@@ -56,6 +56,7 @@ class RuleOptions:
 
     entry_points: tuple[str, ...] = DEFAULT_ENTRY_POINTS
     show_unreachable: bool = False
+    feature_entry_points: tuple[str, ...] = DEFAULT_FEATURE_ENTRY_POINTS
 
 
 class CandidateChecker:
@@ -87,6 +88,7 @@ class CandidateChecker:
         rule = SkippedInitRead(
             project, self.audited_modules.__contains__,
             self.options.entry_points, self.options.show_unreachable,
+            self.options.feature_entry_points,
         )
         checked = Checked()
         for path in paths:

@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "also [tool.vllm-sp-base] entry-points in pyproject.toml")
     parser.add_argument("--extend-entry-points", metavar="NAMES", type=_names, default=None,
                         help="entry points added to the default or configured ones")
+    parser.add_argument("--feature-entry-points", metavar="NAMES", type=_names, default=None,
+                        help="methods a runner calls only with a feature on: what they "
+                             "reach is at most a warning")
     parser.add_argument("--show-unreachable", action="store_true", default=None,
                         help="also report, as notes, reads that no entry point reaches")
 
@@ -79,12 +82,14 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(os.getcwd())
     except ConfigError as error:
         return _fail(str(error))
-    settings = settings.overridden(args.entry_points, args.extend_entry_points, args.show_unreachable)
+    settings = settings.overridden(
+        args.entry_points, args.extend_entry_points, args.show_unreachable, args.feature_entry_points)
     cache = Cache(None if args.no_cache else (args.cache_dir or default_dir()), not args.no_cache)
     try:
         result = audit(
             paths, cache=cache, parse_all=args.parse_all,
             entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
+            feature_entry_points=settings.feature_entry_points,
         )
     except FileNotFoundError as error:
         return _fail(f"{error}: no such file or directory")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS
+from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 
 SECTION = "vllm-sp-base"
-_KEYS = {"entry-points", "extend-entry-points", "show-unreachable"}
+_KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "show-unreachable"}
 
 
 class ConfigError(Exception):
@@ -20,6 +20,7 @@ class ConfigError(Exception):
 class Settings:
     entry_points: tuple[str, ...] = DEFAULT_ENTRY_POINTS
     show_unreachable: bool = False
+    feature_entry_points: tuple[str, ...] = DEFAULT_FEATURE_ENTRY_POINTS
     source: str | None = None  # the pyproject.toml they came from
 
     def overridden(
@@ -27,6 +28,7 @@ class Settings:
         entry_points: tuple[str, ...] | None,
         extend: tuple[str, ...] | None,
         show_unreachable: bool | None,
+        feature_entry_points: tuple[str, ...] | None = None,
     ) -> Settings:
         chosen = entry_points if entry_points is not None else self.entry_points
         if extend:
@@ -35,6 +37,8 @@ class Settings:
             self,
             entry_points=chosen,
             show_unreachable=self.show_unreachable if show_unreachable is None else show_unreachable,
+            feature_entry_points=(
+                self.feature_entry_points if feature_entry_points is None else feature_entry_points),
         )
 
 
@@ -78,7 +82,8 @@ def load_settings(start: str) -> Settings:
     show = table.get("show-unreachable")
     if show is not None and not isinstance(show, bool):
         raise ConfigError(f"{path}: [tool.{SECTION}] show-unreachable must be true or false")
-    return settings.overridden(entry, extend, show)
+    features = _names(path, table, "feature-entry-points")
+    return settings.overridden(entry, extend, show, features)
 
 
 def _names(path: str, table: dict[str, object], key: str) -> tuple[str, ...] | None:

@@ -91,11 +91,18 @@ class ClassModel:
         resolved = self.project.resolve(owner.module, call.target)
         return isinstance(resolved, ClassRef) and resolved not in self._index
 
-    def constant(self, index: int, name: str) -> tuple[str, ...] | None:
-        """The strings of the module-level constant ``name`` where ``mro[index]`` is defined."""
+    def constant(self, index: int, event: SetEach) -> tuple[str, ...] | None:
+        """The strings ``event`` loops over: a class-level constant as the
+        instance finds it, or the module-level one where ``mro[index]`` is defined."""
+        name = event.constant
+        if event.on_class:
+            for cls in self.infos:
+                if cls is not None and name in cls.class_attrs:
+                    return cls.constants.get(name)
+            return None
         owner = self.mro[index]
-        info = self.project.module(owner.module) if isinstance(owner, ClassRef) else None
-        return None if info is None else info.constants.get(name)
+        module = self.project.module(owner.module) if isinstance(owner, ClassRef) else None
+        return None if module is None else module.constants.get(name)
 
     def label(self, index: int) -> str:
         entry = self.mro[index]
@@ -207,7 +214,7 @@ def _set_names(model: ClassModel, step: Executed) -> tuple[str, ...] | None:
     if type(event) is Set:
         return (event.attr,)
     if type(event) is SetEach:
-        return model.constant(step.owner, event.constant)
+        return model.constant(step.owner, event)
     if type(event) is SetAny:
         return None
     return ()
@@ -295,6 +302,6 @@ def would_set(
             if type(event) is Set:
                 found.setdefault(event.attr, (index, event.line))
             elif type(event) is SetEach:
-                for attr in model.constant(step.owner, event.constant) or ():
+                for attr in model.constant(step.owner, event) or ():
                     found.setdefault(attr, (index, event.line))
     return found

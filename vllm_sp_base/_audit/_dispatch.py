@@ -25,6 +25,22 @@ from vllm_sp_base._audit._project import ClassRef
 DEFAULT_ENTRY_POINTS = (
     "forward", "__call__", "load_weights", "embed_input_ids", "compute_logits", "embed_multimodal",
 )
+#: What vLLM's runner calls on a model only with a feature on (EPLB, EAGLE-3
+#: hidden states, M-RoPE, encoder CUDA graphs, multimodal pruning: the
+#: ``MixtureOfExperts``, ``SupportsEagle3``, ``SupportsMRoPE``,
+#: ``SupportsEncoderCudaGraph`` and ``SupportsMultiModalPruning`` interfaces).
+#: A read reached only from these is at most a warning. Set with
+#: ``--feature-entry-points``.
+DEFAULT_FEATURE_ENTRY_POINTS = (
+    "set_eplb_state", "update_physical_experts_metadata", "set_aux_hidden_state_layers",
+    "get_eagle3_default_aux_hidden_state_layers", "get_mrope_input_positions",
+    "recompute_mrope_positions", "get_encoder_cudagraph_config", "get_input_modality",
+    "get_max_frames_per_video", "get_encoder_cudagraph_budget_range",
+    "get_encoder_cudagraph_item_specs", "select_encoder_cudagraph_items",
+    "postprocess_encoder_output", "prepare_encoder_cudagraph_capture_inputs",
+    "prepare_encoder_cudagraph_replay_buffers", "encoder_cudagraph_forward",
+    "encoder_eager_forward",
+)
 
 
 def is_module(model: ClassModel) -> bool:
@@ -36,19 +52,21 @@ def is_module(model: ClassModel) -> bool:
 
 
 def reach(
-    model: ClassModel, wanted: set[str], entries: Sequence[str]
+    model: ClassModel, wanted: set[str], entries: Sequence[str], features: Sequence[str] = ()
 ) -> dict[str, tuple[str, Reached]]:
     """For each attribute of ``wanted``, the read an entry point reaches first:
     the first reached on no condition (in entry order, then execution order),
-    else the first reached at all; attribute -> (entry, read)."""
+    else the first reached at all; attribute -> (entry, read). A read reached
+    from a feature's entry point (``features``) counts as conditional."""
     best: dict[str, tuple[str, Reached]] = {}
-    if not wanted:
+    if not wanted or not is_module(model):
         return best
-    for entry in entries if is_module(model) else ():
+    for entry in [*entries, *features]:
         found = model.lookup(entry, 0)
         if found is None or found[1] is None:
             continue
-        for step in walk(model, (found[0], found[1]), {}):
+        feature = entry not in entries
+        for step in walk(model, (found[0], found[1]), {}, conditional=feature):
             event = step.event
             if type(event) is not Read or step.caught or event.attr not in wanted:
                 continue

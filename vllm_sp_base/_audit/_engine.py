@@ -13,7 +13,7 @@ from typing import Any
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._candidates import CandidateChecker, RuleOptions, split
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS
+from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import AuditResult
 from vllm_sp_base._audit._prescan import candidate_names, scan_releases_the_gil
@@ -33,7 +33,7 @@ def _run_key(
 ) -> bytes:
     digest = hashlib.blake2b(digest_size=20)
     digest.update(f"{__version__}|{parse_all}|{MAX_FILE_BYTES}|{sys.version_info[:2]}".encode())
-    digest.update(f"{options.entry_points}|{options.show_unreachable}".encode())
+    digest.update(repr(options).encode())
     for root in roots:
         digest.update(root.encode() + b"\0")
     for path, module in discovered.files.items():
@@ -61,9 +61,10 @@ def audit(
     parse_all: bool = False,
     entry_points: Sequence[str] = DEFAULT_ENTRY_POINTS,
     show_unreachable: bool = False,
+    feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
 ) -> AuditResult:
     """Raises FileNotFoundError for a path that does not exist."""
-    options = RuleOptions(tuple(entry_points), show_unreachable)
+    options = RuleOptions(tuple(entry_points), show_unreachable, tuple(feature_entry_points))
     # Parsing allocates millions of short-lived, acyclic objects: the cyclic
     # collector would walk them again and again for nothing (~15% of a cold run).
     collecting = gc.isenabled()

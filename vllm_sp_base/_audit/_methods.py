@@ -137,7 +137,8 @@ class MethodVisitor(ast.NodeVisitor):
             for attr in names:
                 self._set(attr, node)
         elif isinstance(names, str):
-            self.events.append(SetEach(names, self._line(node), self.depth > 0))
+            on_class = names.startswith(".")
+            self.events.append(SetEach(names.lstrip("."), self._line(node), self.depth > 0, on_class))
         else:
             self.events.append(SetAny(self._line(node), self.depth > 0))
 
@@ -164,6 +165,8 @@ class MethodVisitor(ast.NodeVisitor):
         names: str | tuple[str, ...] | None = constant_strings(node.iter)
         if names is None and isinstance(node.iter, ast.Name):
             names = node.iter.id
+        elif names is None and isinstance(node.iter, ast.Attribute) and self._is_self(node.iter.value):
+            names = "." + node.iter.attr  # a class-level constant, through the MRO
         variable = node.target.id if isinstance(node.target, ast.Name) else None
         if variable is None or names is None:
             self._branch([node.target, *node.body, *node.orelse])
@@ -354,6 +357,8 @@ class MethodVisitor(ast.NodeVisitor):
         call = self._method_call(func.attr, owner, node)
         if call is not None:
             self.events.append(call)
+        if func.attr in _REGISTERS and self._is_self(owner) and args:
+            self._set_named(args[0], node)  # torch: the name becomes an attribute
 
     def _method_call(self, name: str, owner: ast.expr, node: ast.Call) -> Call | None:
         conditional = self.depth > 0 or self.catching > 0
@@ -383,6 +388,9 @@ class MethodVisitor(ast.NodeVisitor):
 
 
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+#: ``self.register_buffer("a", t)`` and the like: torch's ``nn.Module`` makes
+#: ``self.a`` answer from then on.
+_REGISTERS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
 
 
 _DISPATCH: dict[type[ast.AST], Callable[[MethodVisitor, Any], None]] = {

@@ -30,11 +30,13 @@ class Set:
 @dataclass(slots=True)
 class SetEach:
     """``for name in NAMES: setattr(self, name, ...)``: sets each string of the
-    module-level constant ``NAMES`` (resolved by whoever knows the module)."""
+    module-level (or, ``on_class``, class-level) constant ``NAMES``, resolved
+    by whoever knows the module and the MRO."""
 
     constant: str
     line: int
     conditional: bool
+    on_class: bool = False  # ``for name in self.NAMES``: a class-level constant
 
 
 @dataclass(slots=True)
@@ -211,6 +213,7 @@ class ClassInfo:
     class_attrs: set[str]
     methods: dict[str, Method]
     noqa: tuple[str, ...] | None  # None: no noqa; (): bare noqa; else the codes
+    constants: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``NAMES = ("a", "b")``
 
 
 @dataclass(slots=True)

@@ -16,7 +16,12 @@ from vllm_sp_base._audit._construction import (
     skipped_inits,
     would_set,
 )
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, reach, unreached
+from vllm_sp_base._audit._dispatch import (
+    DEFAULT_ENTRY_POINTS,
+    DEFAULT_FEATURE_ENTRY_POINTS,
+    reach,
+    unreached,
+)
 from vllm_sp_base._audit._finding import Finding, Frame
 from vllm_sp_base._audit._model import ClassInfo, Method
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project
@@ -207,6 +212,20 @@ class SkippedInitRead:
         Example("""
             from torch import nn
             class Base(nn.Module):
+                def __init__(self, cfg):
+                    self.hidden = cfg.hidden
+                def forward(self):
+                    return self.hidden
+            class Offloaded(Base):
+                _COPIED = ("hidden",)
+                def __init__(self, source):
+                    nn.Module.__init__(self)
+                    for name in self._COPIED:  # a class-level constant
+                        setattr(self, name, getattr(source, name))
+        """),
+        Example("""
+            from torch import nn
+            class Base(nn.Module):
                 def __init__(self):
                     self.a = 1
                     self.b = 2
@@ -366,11 +385,13 @@ class SkippedInitRead:
         in_scope: Callable[[str], bool],
         entry_points: Sequence[str] = DEFAULT_ENTRY_POINTS,
         show_unreachable: bool = False,
+        feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
     ) -> None:
         self.project = project
         self.in_scope = in_scope  # module name -> audited?
         self.entry_points = tuple(entry_points)
         self.show_unreachable = show_unreachable
+        self.feature_entry_points = tuple(feature_entry_points)
 
     def check(self, ref: ClassRef) -> list[Finding]:
         model = ClassModel(self.project, ref)
@@ -395,7 +416,7 @@ class SkippedInitRead:
             return []
         early = {a: r for a, r in built.early_reads.items() if a in candidates}
         missing = candidates - built.sets - set(early)
-        reached = reach(model, missing, self.entry_points)
+        reached = reach(model, missing, self.entry_points, self.feature_entry_points)
         # Only now, for the few attributes left: it parses every method that may name them.
         asked = missing if self.show_unreachable else set(reached)
         if asked:
@@ -411,10 +432,12 @@ class SkippedInitRead:
         for attr, read in early.items():
             severity = "warning" if read.conditional or unsure else "error"
             findings.append((severity, "__init__", read))
+        # Where building surely fails, nothing after it runs: the rest can wait.
+        built_fails = any(severity == "error" for severity, _, _ in findings)
         for attr in sorted(missing):
             if attr in reached:
                 entry, read = reached[attr]
-                sure = not (read.conditional or unsure or built.sets_any)
+                sure = not (read.conditional or unsure or built.sets_any or built_fails)
                 findings.append(("error" if sure else "warning", entry, read))
         if self.show_unreachable:
             left = missing - set(reached)

@@ -72,7 +72,7 @@ def _noqa(lines: list[bytes], line: int) -> tuple[str, ...] | None:
 # while the audit runs with the cyclic collector off.
 def _collect_class_body(
     body: list[ast.stmt], class_name: str, attrs: set[str], methods: dict[str, Method],
-    module: _Module,
+    module: _Module, constants: dict[str, tuple[str, ...]],
 ) -> None:
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -87,6 +87,9 @@ def _collect_class_body(
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
                         attrs.add(name.id)
+            strings = constant_strings(stmt.value)
+            if strings is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                constants[stmt.targets[0].id] = strings
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None:
                 attrs.add(stmt.target.id)
@@ -94,18 +97,19 @@ def _collect_class_body(
             for alias in stmt.names:
                 attrs.add((alias.asname or alias.name).split(".")[0])
         elif isinstance(stmt, (ast.If, ast.Try)):
-            _collect_class_body(stmt.body, class_name, attrs, methods, module)
-            _collect_class_body(stmt.orelse, class_name, attrs, methods, module)
+            _collect_class_body(stmt.body, class_name, attrs, methods, module, constants)
+            _collect_class_body(stmt.orelse, class_name, attrs, methods, module, constants)
             if isinstance(stmt, ast.Try):
                 for handler in stmt.handlers:
-                    _collect_class_body(handler.body, class_name, attrs, methods, module)
-                _collect_class_body(stmt.finalbody, class_name, attrs, methods, module)
+                    _collect_class_body(handler.body, class_name, attrs, methods, module, constants)
+                _collect_class_body(stmt.finalbody, class_name, attrs, methods, module, constants)
 
 
 def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
     attrs: set[str] = set()
     methods: dict[str, Method] = {}
-    _collect_class_body(node.body, node.name, attrs, methods, module)
+    constants: dict[str, tuple[str, ...]] = {}
+    _collect_class_body(node.body, node.name, attrs, methods, module, constants)
     slots = [s for s in node.body if isinstance(s, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in s.targets)]
     for stmt in slots:
@@ -121,6 +125,7 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
         class_attrs=attrs,
         methods=methods,
         noqa=_noqa(module.lines, header_line),
+        constants=constants,
     )
 
 
