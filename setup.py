@@ -6,11 +6,11 @@ LEXER = "vllm_sp_base/_audit/lexer/"
 
 setup(
     ext_modules=[
-        # The audit's compiled passes (pre-scan, body cutter). Optional: where it
+        # The audit's compiled passes (pre-scan, body cutter, code digest). Optional: where it
         # cannot be compiled the audit uses its pure-Python paths, slower, same findings.
         Extension(
             "vllm_sp_base._audit._lexer",
-            sources=[LEXER + name for name in ("module.c", "lex.c", "bodies.c", "scan.c", "inits.c", "read.c")],
+            sources=[LEXER + name for name in ("module.c", "lex.c", "bodies.c", "scan.c", "inits.c", "read.c", "digest.c")],
             depends=[LEXER + "lex.h", LEXER + "scan.h"],
             extra_compile_args=["-O2"],
             optional=True,

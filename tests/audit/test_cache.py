@@ -7,6 +7,8 @@ import pickle
 import shutil
 from pathlib import Path
 
+import pytest
+
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
 from vllm_sp_base._audit._model import ModuleInfo
@@ -57,7 +59,7 @@ def test_a_run_from_cached_summaries_finds_what_a_run_without_finds(tmp_path: Pa
     cache = tmp_path / "cache"
     audit([str(tree)], cache=Cache(str(cache), True))
     touched = tree / "app" / "models" / "dotted.py"
-    touched.write_text(touched.read_text() + "\n# the whole-run cache misses; the other files' summaries hit\n")
+    touched.write_text(touched.read_text() + "\nADDED = 1  # the run's record misses; the other summaries hit\n")
     reused = audit([str(tree)], cache=Cache(str(cache), True))
     assert reused.seconds  # not the whole-run cache's answer
     assert reused.parsed == 1  # the touched file; every other summary came from the cache
@@ -73,3 +75,44 @@ def test_a_summary_cached_from_one_path_reports_at_another(tmp_path: Path) -> No
         ((path, reason),) = result.diagnostics
         assert path == str(tmp_path / name / "model.py")
         assert reason.startswith("does not parse (line 10)")
+
+
+def _copy(tmp_path: Path) -> tuple[Path, Path, Path]:
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    return tree, tmp_path / "cache", tree / "app" / "semantics" / "drafts.py"
+
+
+def test_a_comment_edited_or_added_reuses_the_run(tmp_path: Path) -> None:
+    tree, cache, drafts = _copy(tmp_path)
+    cold = audit([str(tree)], cache=Cache(str(cache), True))
+    source = drafts.read_text()
+    drafts.write_text(source.replace("# expect:", "# expected:") + "\n# appended\n")
+    warm = audit([str(tree)], cache=Cache(str(cache), True))
+    assert warm.seconds == {} and _everything(warm) == _everything(cold)
+    # The record now holds the file's new stat: the next run does not read it.
+    assert audit([str(tree)], cache=Cache(str(cache), True)).seconds == {}
+
+
+@pytest.mark.parametrize("edit", [
+    ("return super().forward(x) + 1", "return x + 1"),  # code: the finding goes
+    ("class Draft(Target):", "# moved\nclass Draft(Target):"),  # a line above a class: lines move
+    ("class Draft(Target):", "class Draft(Target):  # noqa: SPB001"),  # a suppression is a comment
+], ids=["code", "line-inserted", "noqa"])
+def test_what_the_audit_can_see_changed_reruns_it(tmp_path: Path, edit: tuple[str, str]) -> None:
+    tree, cache, drafts = _copy(tmp_path)
+    audit([str(tree)], cache=Cache(str(cache), True))
+    drafts.write_text(drafts.read_text().replace(*edit, 1))
+    warm = audit([str(tree)], cache=Cache(str(cache), True))
+    assert warm.seconds  # not reused
+    assert _everything(warm) == _everything(audit([str(tree)], cache=Cache(None, False)))
+
+
+def test_a_dependency_outside_the_tree_that_changed_reruns_it(tmp_path: Path) -> None:
+    tree, cache, _ = _copy(tmp_path)
+    base = tree / "app" / "base"
+    audited = tree / "app" / "models"
+    audit([str(audited)], cache=Cache(str(cache), True))
+    layers = base / "layers.py"
+    layers.write_text(layers.read_text() + "\n# outside the audited path, only bytes compare\n")
+    assert audit([str(audited)], cache=Cache(str(cache), True)).seconds

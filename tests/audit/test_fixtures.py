@@ -86,16 +86,16 @@ def test_bad_files_do_not_stop_the_run(tmp_path: Path, cached: bool) -> None:
 
 
 def test_each_phase_is_timed_and_a_whole_run_cache_hit_has_none(tmp_path: Path) -> None:
+    # With a cache or without, the pre-scan reads each file as it lexes it.
+    phases = ["discover", "read and pre-scan", "candidates, their MROs, the rule"]
     cold = audit([str(TREE)], cache=Cache(str(tmp_path), True))
-    assert list(cold.seconds) == [
-        "discover and read", "pre-scan", "candidates, their MROs, the rule"
-    ]
+    assert list(cold.seconds) == phases
     assert all(seconds >= 0 for seconds in cold.seconds.values())
     warm = audit([str(TREE)], cache=Cache(str(tmp_path), True))
     assert warm.seconds == {}
-    # Without a cache, the pre-scan reads each file as it lexes it.
-    uncached = audit([str(TREE)], cache=Cache(None, False))
-    assert list(uncached.seconds) == ["discover", "read and pre-scan", "candidates, their MROs, the rule"]
+    assert list(audit([str(TREE)], cache=Cache(None, False)).seconds) == phases
+    assert list(audit([str(TREE)], cache=Cache(None, False), parse_all=True).seconds) == [
+        "discover and read", "parse all", "candidates, their MROs, the rule"]
     assert got(warm) == got(cold)
 
 

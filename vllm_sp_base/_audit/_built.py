@@ -25,9 +25,14 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
     definition, and at least one is a base."""
     spelled = name.encode()
     word = re.compile(rb"(?<!\w)" + re.escape(spelled) + rb"(?!\w)")
-    files = [(path, data) for path, data in texts if spelled in data and word.search(data)]
-    if len(files) > MAX_FILES:
-        return False
+    # A call or a quoted name, anywhere (a comment too): built, no parse needed.
+    built = re.compile(rb"(?<!class )(?<![\w])" + re.escape(spelled) + rb"\s*\(|[\"':]" + re.escape(spelled) + rb"[\"']")
+    files = []
+    for path, data in texts:
+        if spelled in data and word.search(data):
+            if built.search(data) or len(files) == MAX_FILES:
+                return False
+            files.append((path, data))
     as_base = False
     for path, data in files:
         try:

@@ -71,9 +71,11 @@ class CandidateChecker:
         files: dict[str, str],
         names: set[str] | None,
         options: RuleOptions | None = None,
+        subclassed: frozenset[str] | None = None,
     ) -> None:
         self.sources = sources
         self.options = options or RuleOptions()
+        self.subclassed = subclassed  # None: not known (no pre-scan): any class may be a base
         self.roots = roots
         self.files = files  # path -> module name, the audited ones
         self.audited_modules = set(files.values())
@@ -107,7 +109,7 @@ class CandidateChecker:
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue
-                if findings and only_a_base(class_name, self._texts()):
+                if findings and self._may_be_a_base(class_name) and only_a_base(class_name, self._texts()):
                     checked.only_bases.append(str(ClassRef(name, class_name)))
                     continue  # never built on its own: its subclasses are checked
                 if cls.noqa is not None and (not cls.noqa or rule.CODE in cls.noqa):
@@ -123,6 +125,12 @@ class CandidateChecker:
                 if isinstance(value, ModuleInfo):
                     detach_sources(value)
         return checked
+
+    def _may_be_a_base(self, name: str) -> bool:
+        """Whether ``name`` may be only a base: a class header names it, or it is
+        private (a base made at run time, ``type(name, (cls, _Base), {})``, is in
+        no header). Any other class is a leaf: built, not searched for."""
+        return self.subclassed is None or name in self.subclassed or name.startswith("_")
 
     def _texts(self) -> list[tuple[str, bytes]]:
         """Every audited file and its bytes (read before the groups were forked)."""

@@ -17,7 +17,15 @@ from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import AuditResult
 from vllm_sp_base._audit._prescan import candidate_names, scan_releases_the_gil
-from vllm_sp_base._audit._sources import MAX_FILE_BYTES, Sources, content_key
+from vllm_sp_base._audit._sources import (
+    MAX_FILE_BYTES,
+    Sources,
+    TooBig,
+    code_key,
+    content_key,
+    read_file,
+    stat_key,
+)
 from vllm_sp_base._audit._workers import in_processes, in_threads, set_inits_of
 
 __all__ = ["AuditResult", "Sources", "audit", "search_roots"]
@@ -28,9 +36,9 @@ def search_roots(audited_roots: list[str]) -> list[str]:
     return audited_roots + [os.path.abspath(p) for p in extra]
 
 
-def _run_key(
-    discovered: Discovered, sources: Sources, roots: list[str], parse_all: bool, options: RuleOptions
-) -> bytes:
+def _tree_key(discovered: Discovered, roots: list[str], parse_all: bool, options: RuleOptions) -> bytes:
+    """What a run's record is filed under: the tool, the question asked, and
+    which files there are (their contents are in the record)."""
     digest = hashlib.blake2b(digest_size=20)
     digest.update(f"{__version__}|{parse_all}|{MAX_FILE_BYTES}|{sys.version_info[:2]}".encode())
     digest.update(repr(options).encode())
@@ -38,20 +46,45 @@ def _run_key(
         digest.update(root.encode() + b"\0")
     for path, module in discovered.files.items():
         digest.update(path.encode() + b"\0" + module.encode() + b"\0")
-        digest.update(sources.keys.get(path, b"-"))
     return digest.digest()
 
 
-def _still_valid(saved: dict[str, Any]) -> bool:
-    for path, key in saved["dependencies"]:
+#: path -> (stat key, content key, code key) of every file a run read (and
+#: of each audited file it could not read, with no keys).
+FileKeys = dict[str, tuple[Any, bytes | None, bytes | None]]
+
+
+def _reuse(saved: dict[str, Any]) -> tuple[AuditResult, FileKeys] | None:
+    """The saved result, if no file it read changed in a way the audit can
+    see: same stat, else same bytes, else (an audited file) same code key (a
+    comment edited or added). With the keys of the files that moved."""
+    moved: FileKeys = {}
+    for path, (stat, key, code) in saved["files"].items():
+        now = stat_key(path)
+        if now == stat:
+            continue
+        if key is None or now is None:
+            return None
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return False
-        if content_key(data) != key:
-            return False
-    return True
+            data = read_file(path)
+        except (OSError, TooBig):
+            return None
+        if content_key(data) != key and (code is None or code_key(data) != code):
+            return None
+        moved[path] = (now, content_key(data), code)
+    return AuditResult(**saved["result"]), moved
+
+
+def _record(sources: Sources, discovered: Discovered) -> FileKeys:
+    """The keys a later run checks (``_reuse``): stat after the read (a file
+    changed in between is seen as changed only once it changes again, as with
+    any mtime-keyed cache), content, and code for the audited files."""
+    audited = [p for p in discovered.files if p in sources.texts]
+    codes = dict(zip(audited, in_threads(lambda p: code_key(sources.texts[p]), audited)))
+    files: FileKeys = {path: (stat_key(path), None, None) for path in discovered.files}
+    for path, key in sources.keys.items():
+        files[path] = (stat_key(path), key, codes.get(path))
+    return files
 
 
 def audit(
@@ -79,31 +112,35 @@ def audit(
 def _audit(paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions) -> AuditResult:
     start = time.perf_counter()
     discovered = discover(paths)
+    roots = search_roots(discovered.roots)
+    tree_key = _tree_key(discovered, roots, parse_all, options) if cache.enabled else b""
+    saved = cache.get_run(tree_key)
+    reused = _reuse(saved) if saved is not None else None
+    if saved is not None and reused is not None:
+        found, moved = reused
+        if moved:
+            cache.put_run(tree_key, {**saved, "files": {**saved["files"], **moved}})
+            cache.save()
+        return found
     result = AuditResult(files=len(discovered.files))
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
     sources = Sources(cache, result, audited, whole=parse_all)
-    read_first = cache.enabled or parse_all  # the whole-run cache's key needs every file's digest
-    if read_first:
+    if parse_all:
         for path in discovered.files:
             sources.read(path)
     # Otherwise the pre-scan reads each file, on its threads.
-    roots = search_roots(discovered.roots)
-    result.lap("discover and read" if read_first else "discover", start)
-    run_key = _run_key(discovered, sources, roots, parse_all, options) if cache.enabled else b""
-    saved = cache.get_run(run_key)
-    if saved is not None and _still_valid(saved):
-        return AuditResult(**saved["result"])
+    result.lap("discover and read" if parse_all else "discover", start)
     try:
-        _check(discovered, sources, result, roots, parse_all, read_first, options)
+        _check(discovered, sources, result, roots, parse_all, options)
     finally:
         sources.workers.close()
         set_inits_of(None)
     result.diagnostics.sort()  # threads report in the order they finish
     result.parsed = len(sources.parsed)
-    dependencies = [(p, k) for p, k in sources.keys.items() if p not in audited]
-    kept = {k: v for k, v in vars(result).items() if k != "seconds"}
-    cache.put_run(run_key, {"result": kept, "dependencies": dependencies})
+    if cache.enabled:
+        kept = {k: v for k, v in vars(result).items() if k != "seconds"}
+        cache.put_run(tree_key, {"result": kept, "files": _record(sources, discovered)})
     sources.save_cache()
     return result
 
@@ -114,11 +151,11 @@ def _check(
     result: AuditResult,
     roots: list[str],
     parse_all: bool,
-    read_first: bool,
     options: RuleOptions,
 ) -> None:
     start = time.perf_counter()
     names: set[str] | None = None  # every class is a candidate
+    subclassed: frozenset[str] | None = None
     if parse_all:
         files = list(discovered.files)
         sources.prefetch(files, b"M")
@@ -133,14 +170,15 @@ def _check(
         scans = {path: s for path, s in found.items() if s is not None}
         chosen = candidate_names(scans.values(), {m.split(".", 1)[0] for m in discovered.files.values()})
         names = chosen.names
+        subclassed = chosen.subclassed
         set_inits_of(chosen.in_mros)
         files = [p for p, fs in scans.items() if any(c.name in chosen.names for c in fs.classes)]
-        start = result.lap("pre-scan" if read_first else "read and pre-scan", start)
+        start = result.lap("read and pre-scan", start)
 
     # Its threads would be forked mid-flight with the groups; they need it no more.
     sources.workers.close()
     groups = split(files, sources.texts)
-    check = CandidateChecker(sources, roots, discovered.files, names, options)
+    check = CandidateChecker(sources, roots, discovered.files, names, options, subclassed)
     for checked in in_processes(check, groups):
         result.findings += checked.findings
         result.suppressed += checked.suppressed

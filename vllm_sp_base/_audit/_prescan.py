@@ -97,6 +97,7 @@ HARMLESS_EXTERNAL_BASES = frozenset(
 class Candidates:
     names: set[str]  # classes that can be constructed past a skipped __init__ that sets
     in_mros: frozenset[str]  # those and every name their bases and aliases lead to
+    subclassed: frozenset[str] = frozenset()  # names some class header lists as a base (or aliases of them)
 
 
 def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Candidates:
@@ -186,4 +187,6 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
             in_mros.add(name)
             todo += [base for cls in by_name.get(name, ()) for base in cls.bases]
             todo += alias_of.get(name, ())
-    return Candidates(names, frozenset(in_mros))
+    subclassed = set(children)
+    subclassed.update(o for alias in children for o in alias_of.get(alias, ()))
+    return Candidates(names, frozenset(in_mros), frozenset(subclassed))

@@ -14,6 +14,11 @@ from vllm_sp_base._audit._model import ModuleInfo, attach_sources, detach_source
 from vllm_sp_base._audit._prescan import FileScan, read_and_scan, scan, scanned
 from vllm_sp_base._audit._workers import Workers, summarize_or_reason
 
+try:
+    from vllm_sp_base._audit import _lexer
+except ImportError:  # not compiled here
+    _lexer = None  # type: ignore[assignment]
+
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
@@ -85,8 +90,8 @@ class Sources:
         in them (read and lexed in one call: see ``read_and_scan``); None,
         said once, where the file cannot be read."""
         try:
-            data, found = _read_and_scan(path) if lexing else (_read(path), None)
-        except _TooBig as big:
+            data, found = _read_and_scan(path) if lexing else (read_file(path), None)
+        except TooBig as big:
             self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
             return None, None
         except OSError as error:
@@ -167,19 +172,19 @@ class Sources:
         return cached
 
 
-class _TooBig(Exception):
+class TooBig(Exception):
     def __init__(self, size: int) -> None:
         self.size = size
 
 
-def _read(path: str) -> bytes:
+def read_file(path: str) -> bytes:
     """The file's bytes, with the fewest system calls (``open()`` adds a buffer
-    and a probe or two per file); raises _TooBig past MAX_FILE_BYTES."""
+    and a probe or two per file); raises TooBig past MAX_FILE_BYTES."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         size = os.fstat(fd).st_size
         if size > MAX_FILE_BYTES:
-            raise _TooBig(size)
+            raise TooBig(size)
         parts = [os.read(fd, size)]
         while sum(map(len, parts)) < size and parts[-1]:  # a short read: keep going
             parts.append(os.read(fd, size - sum(map(len, parts))))
@@ -189,12 +194,40 @@ def _read(path: str) -> bytes:
 
 
 def _read_and_scan(path: str) -> tuple[bytes, Any]:
-    """``_read`` and the compiled lexer's scan of the bytes, in one call."""
+    """``read_file`` and the compiled lexer's scan of the bytes, in one call."""
     assert read_and_scan is not None
     data, found = read_and_scan(path, MAX_FILE_BYTES)
     if data is None:
-        raise _TooBig(found)
+        raise TooBig(found)
     return data, found
+
+
+def code_key(data: bytes) -> bytes | None:
+    """What the audit can read in a file, blind to comments but ``# noqa``:
+    two versions with one code key give one result (see ``lexer/digest.c``).
+    None where the lexer is not compiled or cannot lex the file: then only
+    identical bytes are the same file."""
+    digest = _lexer.code_digest(data) if _lexer is not None else None
+    if digest is None:
+        return None
+    hasher = hashlib.sha256(digest)
+    head = data.split(b"\n", 2)[:2]  # a coding declaration
+    hasher.update(b"\n".join(head))
+    at = data.find(b"noqa")
+    while at >= 0:  # a suppression is a comment the result depends on
+        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+        hasher.update(b"%d:" % data.count(b"\n", 0, start) + data[start : end if end >= 0 else len(data)])
+        at = data.find(b"noqa", end) if end >= 0 else -1
+    return hasher.digest()[:16]
+
+
+def stat_key(path: str) -> tuple[int, int, int] | None:
+    """Size, modification time and inode: unchanged, the file is taken as unchanged."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns, found.st_ino
 
 
 def content_key(data: bytes) -> bytes:

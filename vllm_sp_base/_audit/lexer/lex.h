@@ -71,5 +71,6 @@ Py_ssize_t lex_dotted_at(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
 PyObject *cut_bodies(PyObject *module, PyObject *args);
 PyObject *scan(PyObject *module, PyObject *args);
 PyObject *read_and_scan(PyObject *module, PyObject *args);
+PyObject *code_digest(PyObject *module, PyObject *args);
 
 #endif
