@@ -27,7 +27,7 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
     word = re.compile(rb"(?<!\w)" + re.escape(spelled) + rb"(?!\w)")
     # A call or a quoted name, anywhere (a comment too): built, no parse needed.
     built = re.compile(rb"(?<!class )(?<![\w])" + re.escape(spelled) + rb"\s*\(|[\"':]" + re.escape(spelled) + rb"[\"']")
-    files = []
+    files: list[tuple[str, bytes]] = []
     for path, data in texts:
         if spelled in data and word.search(data):
             if built.search(data) or len(files) == MAX_FILES:

@@ -4,7 +4,7 @@ path Python runs: during construction, or from an entry point."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vllm_sp_base._audit._construction import (
@@ -23,8 +23,7 @@ from vllm_sp_base._audit._dispatch import (
     unreached,
 )
 from vllm_sp_base._audit._finding import Finding, Frame
-from vllm_sp_base._audit._model import ClassInfo, Method
-from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project
+from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
 
 
 @dataclass(frozen=True)
@@ -36,40 +35,6 @@ class Example:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
-
-
-def resolve_in_mro(
-    mro: list[MroEntry], infos: list[ClassInfo | None], name: str
-) -> tuple[int, Method] | None:
-    """The MRO index and method ``self.<name>`` finds; None past unknown code."""
-    for i, info in enumerate(infos):
-        if info is not None and name in info.methods:
-            return i, info.methods[name]
-        if isinstance(mro[i], Opaque):
-            return None
-    return None
-
-
-def reach_self_calls(
-    mro: list[MroEntry],
-    infos: list[ClassInfo | None],
-    starts: Iterable[tuple[int, Method]],
-    unconditional: bool,
-) -> dict[str, tuple[int, Method]]:
-    """Methods (other than ``__init__``) reached from ``starts`` through
-    ``self.<method>()`` calls; only unconditional calls if ``unconditional``."""
-    seen: dict[str, tuple[int, Method]] = {}
-    todo = list(starts)
-    while todo:
-        _, method = todo.pop()
-        for name, conditional in method.self_calls:
-            if (unconditional and conditional) or name in seen:
-                continue
-            found = resolve_in_mro(mro, infos, name)
-            if found is not None and found[1].name != "__init__":
-                seen[name] = found
-                todo.append(found)
-    return seen
 
 
 class SkippedInitRead:
@@ -515,19 +480,3 @@ class SkippedInitRead:
         """The class whose ``__init__`` ran and did not run the one at ``index``."""
         before = [i for i in range(index) if built.ran_init(i)]
         return mro[max(before)] if before else mro[0]
-
-    def construct(
-        self, mro: list[MroEntry], infos: list[ClassInfo | None]
-    ) -> tuple[set[int], set[int]]:
-        """The MRO indexes whose ``__init__`` construction of ``mro[0]`` runs,
-        and those of them after which a known ``__init__`` is skipped."""
-        assert isinstance(mro[0], ClassRef)
-        model = ClassModel(self.project, mro[0])
-        built = construct(model)
-        executed = {i for i in range(len(mro)) if built.ran_init(i)}
-        skippers = set()
-        for index in skipped_inits(model, built):
-            before = [i for i in executed if i < index]
-            if before:
-                skippers.add(max(before))
-        return executed, skippers

@@ -12,9 +12,9 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from vllm_sp_base._audit._construction import ClassModel, construct
 from vllm_sp_base._audit._model import ModuleInfo
 from vllm_sp_base._audit._project import ClassRef, MroEntry
-from vllm_sp_base._audit._rule import SkippedInitRead, reach_self_calls
 from vllm_sp_base._upstream._contract_module import FLAGS
 
 if TYPE_CHECKING:
@@ -133,20 +133,20 @@ def _for_class(
     if cls is None or init is None or not (set(init.sets) & FLAGS):
         return []
     project = analysis.project
-    mro = project.mro(ref)
-    infos = [analysis.info(e) for e in mro]
-    executed, _ = SkippedInitRead(project, lambda _: True).construct(mro, infos)
-    run_inits = [(i, info.methods["__init__"]) for i in executed if (info := infos[i]) is not None]
+    model = ClassModel(project, ref)
+    mro = model.mro
     # What construction sets besides this __init__'s own lines: the other
-    # __init__ it runs, and every helper any of them calls on self.
+    # __init__ it runs (less the lines this patch removes there), and every
+    # helper any of them runs on self.
     set_by_others: set[str] = set()
-    for i, method in run_inits:
-        owner = mro[i]
-        if i != 0:
-            gone = {r.flag for r in removed.get(owner, [])} if isinstance(owner, ClassRef) else set()
-            set_by_others |= set(method.sets) - gone
-    for _, helper in reach_self_calls(mro, infos, run_inits, False).values():
-        set_by_others |= set(helper.sets)
+    for index, name in construct(model).executed:
+        info, owner = model.infos[index], mro[index]
+        if info is None or (index, name) == (0, "__init__"):
+            continue
+        sets = set(info.methods[name].sets)
+        if name == "__init__" and isinstance(owner, ClassRef):
+            sets -= {r.flag for r in removed.get(owner, [])}
+        set_by_others |= sets
     found = [
         Redundant(ref.name, flag, line)
         for flag, line, count in _false_assignments(analysis.tree(analysis.path_of(ref)), ref.name)
