@@ -95,6 +95,7 @@ _SUPER_INIT = re.compile(rb"super\(([^)]*)\)\.__init__\(")
 # An assignment to self, or a call of a self method that may assign in turn.
 _SETS_SELF = re.compile(
     rb"self\.\w+\s*(?:\(|(?::[^=]*)?(?:[-+*/|&^%@]|//|\*\*|>>|<<)?=(?!=))|setattr\(\s*self\b"
+    rb"|__setattr__\(|vars\(\s*self\b"
 )
 _EXPLICIT_INIT = re.compile(rb"([\w.]+)\.__init__\(\s*self\b")
 

@@ -5,7 +5,9 @@
 
 #include <string.h>
 
-/* Whether `self.<name>` (or setattr) appears in [at, end): the init may set something. */
+/* Whether `self.<name>`, `setattr`, `__setattr__` or `vars` appears in [at, end):
+ * the init may set something (`object.__setattr__(self, "a", v)`,
+ * `vars(self).update(...)` name no `self.`). */
 static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                         Py_ssize_t self_start, Py_ssize_t self_end) {
     Lexer L = {s, end, at, 0, 0};
@@ -22,7 +24,8 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
             while (stop < end && lex_is_ident(s[stop])) stop++;
             if ((stop - start == length && memcmp(s + start, s + self_start, (size_t)length) == 0 &&
                  lex_skip_space(s, stop, end) < end && s[lex_skip_space(s, stop, end)] == '.') ||
-                lex_is_name(s, start, stop, "setattr"))
+                lex_is_name(s, start, stop, "setattr") || lex_is_name(s, start, stop, "__setattr__") ||
+                lex_is_name(s, start, stop, "vars"))
                 return 1;
             if (!lex_skip_name_or_string(&L)) return 1;
         } else {
