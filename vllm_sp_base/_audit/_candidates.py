@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base._audit._built import only_a_base
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 from vllm_sp_base._audit._finding import Finding
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
+from vllm_sp_base._audit._options import RuleOptions
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
 from vllm_sp_base._audit._workers import processes
@@ -47,16 +47,6 @@ class Checked:
     keys: list[tuple[str, bytes]] = field(default_factory=list)  # files read: the run cache's dependencies
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
     only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
-
-
-@dataclass(frozen=True)
-class RuleOptions:
-    """What the rule is asked: where a model's code is entered from, and
-    whether reads nothing reaches are shown."""
-
-    entry_points: tuple[str, ...] = DEFAULT_ENTRY_POINTS
-    show_unreachable: bool = False
-    feature_entry_points: tuple[str, ...] = DEFAULT_FEATURE_ENTRY_POINTS
 
 
 class CandidateChecker:

@@ -10,8 +10,8 @@ import sys
 from vllm_sp_base._audit import _report
 from vllm_sp_base._audit._cache import Cache, default_dir
 from vllm_sp_base._audit._config import ConfigError, load_settings
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS
 from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 

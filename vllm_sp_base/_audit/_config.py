@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
+from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 
 SECTION = "vllm-sp-base"
 _KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "show-unreachable"}

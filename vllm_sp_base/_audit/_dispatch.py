@@ -14,34 +14,6 @@ from vllm_sp_base._audit._construction import ClassModel, Reached, walk
 from vllm_sp_base._audit._model import Read
 from vllm_sp_base._audit._project import ClassRef
 
-#: What vLLM's and sglang's model runners call on a model (``forward`` through
-#: ``__call__``, ``load_weights`` through the loader; ``embed_input_ids`` and
-#: ``compute_logits`` on every text-generation step, ``embed_multimodal`` for
-#: each multimodal input; see ``vllm/model_executor/models/interfaces_base.py``).
-#: They are the entry points of a module (a class with torch's ``Module`` in
-#: its MRO): what calls a plain class's methods, and whether anything does
-#: (a test double's), cannot be told from the class, so a plain class is
-#: checked while it is built. Set with ``--entry-points``.
-DEFAULT_ENTRY_POINTS = (
-    "forward", "__call__", "load_weights", "embed_input_ids", "compute_logits", "embed_multimodal",
-)
-#: What vLLM's runner calls on a model only with a feature on (EPLB, EAGLE-3
-#: hidden states, M-RoPE, encoder CUDA graphs, multimodal pruning: the
-#: ``MixtureOfExperts``, ``SupportsEagle3``, ``SupportsMRoPE``,
-#: ``SupportsEncoderCudaGraph`` and ``SupportsMultiModalPruning`` interfaces).
-#: A read reached only from these is at most a warning. Set with
-#: ``--feature-entry-points``.
-DEFAULT_FEATURE_ENTRY_POINTS = (
-    "set_eplb_state", "update_physical_experts_metadata", "set_aux_hidden_state_layers",
-    "get_eagle3_default_aux_hidden_state_layers", "get_mrope_input_positions",
-    "recompute_mrope_positions", "get_encoder_cudagraph_config", "get_input_modality",
-    "get_max_frames_per_video", "get_encoder_cudagraph_budget_range",
-    "get_encoder_cudagraph_item_specs", "select_encoder_cudagraph_items",
-    "postprocess_encoder_output", "prepare_encoder_cudagraph_capture_inputs",
-    "prepare_encoder_cudagraph_replay_buffers", "encoder_cudagraph_forward",
-    "encoder_eager_forward",
-)
-
 
 def is_module(model: ClassModel) -> bool:
     """Whether the class is a torch module (``Module`` in its MRO, seen or not)."""

@@ -8,27 +8,33 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._candidates import CandidateChecker, RuleOptions, split
-from vllm_sp_base._audit._dispatch import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 from vllm_sp_base._audit._files import Discovered, discover
 from vllm_sp_base._audit._finding import AuditResult
-from vllm_sp_base._audit._prescan import candidate_names, scan_releases_the_gil
-from vllm_sp_base._audit._sources import (
+from vllm_sp_base._audit._keys import (
     MAX_FILE_BYTES,
-    Sources,
     TooBig,
     code_key,
     content_key,
     read_file,
     stat_key,
 )
-from vllm_sp_base._audit._workers import in_processes, in_threads, set_inits_of
+from vllm_sp_base._audit._options import (
+    DEFAULT_ENTRY_POINTS,
+    DEFAULT_FEATURE_ENTRY_POINTS,
+    RuleOptions,
+)
 
-__all__ = ["AuditResult", "Sources", "audit", "search_roots"]
+if TYPE_CHECKING:
+    from vllm_sp_base._audit._sources import Sources
+
+# A run the cache answers imports only the modules above: the analysis is
+# imported where a run needs it (``_audit``, ``_check``).
+
+__all__ = ["AuditResult", "audit", "search_roots"]
 
 
 def search_roots(audited_roots: list[str]) -> list[str]:
@@ -79,6 +85,8 @@ def _record(sources: Sources, discovered: Discovered) -> FileKeys:
     """The keys a later run checks (``_reuse``): stat after the read (a file
     changed in between is seen as changed only once it changes again, as with
     any mtime-keyed cache), content, and code for the audited files."""
+    from vllm_sp_base._audit._workers import in_threads
+
     audited = [p for p in discovered.files if p in sources.texts]
     codes = dict(zip(audited, in_threads(lambda p: code_key(sources.texts[p]), audited)))
     files: FileKeys = {path: (stat_key(path), None, None) for path in discovered.files}
@@ -122,6 +130,9 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions
             cache.put_run(tree_key, {**saved, "files": {**saved["files"], **moved}})
             cache.save()
         return found
+    from vllm_sp_base._audit._sources import Sources
+    from vllm_sp_base._audit._workers import set_inits_of
+
     result = AuditResult(files=len(discovered.files))
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
@@ -153,6 +164,10 @@ def _check(
     parse_all: bool,
     options: RuleOptions,
 ) -> None:
+    from vllm_sp_base._audit._candidates import CandidateChecker, split
+    from vllm_sp_base._audit._prescan import candidate_names, scan_releases_the_gil
+    from vllm_sp_base._audit._workers import in_processes, in_threads, set_inits_of
+
     start = time.perf_counter()
     names: set[str] | None = None  # every class is a candidate
     subclassed: frozenset[str] | None = None

@@ -16,13 +16,9 @@ from vllm_sp_base._audit._construction import (
     skipped_inits,
     would_set,
 )
-from vllm_sp_base._audit._dispatch import (
-    DEFAULT_ENTRY_POINTS,
-    DEFAULT_FEATURE_ENTRY_POINTS,
-    reach,
-    unreached,
-)
+from vllm_sp_base._audit._dispatch import reach, unreached
 from vllm_sp_base._audit._finding import Finding, Frame
+from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
 
 

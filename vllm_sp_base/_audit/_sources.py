@@ -3,23 +3,16 @@ and summaries, each through the cache, and why a file could not be read."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 from typing import Any
 
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._finding import AuditResult
+from vllm_sp_base._audit._keys import MAX_FILE_BYTES, TooBig, content_key, read_file
 from vllm_sp_base._audit._model import ModuleInfo, attach_sources, detach_sources
 from vllm_sp_base._audit._prescan import FileScan, read_and_scan, scan, scanned
 from vllm_sp_base._audit._workers import Workers, summarize_or_reason
 
-try:
-    from vllm_sp_base._audit import _lexer
-except ImportError:  # not compiled here
-    _lexer = None  # type: ignore[assignment]
-
-MAX_FILE_BYTES = 4 * 1024 * 1024
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
@@ -172,27 +165,6 @@ class Sources:
         return cached
 
 
-class TooBig(Exception):
-    def __init__(self, size: int) -> None:
-        self.size = size
-
-
-def read_file(path: str) -> bytes:
-    """The file's bytes, with the fewest system calls (``open()`` adds a buffer
-    and a probe or two per file); raises TooBig past MAX_FILE_BYTES."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_FILE_BYTES:
-            raise TooBig(size)
-        parts = [os.read(fd, size)]
-        while sum(map(len, parts)) < size and parts[-1]:  # a short read: keep going
-            parts.append(os.read(fd, size - sum(map(len, parts))))
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-    finally:
-        os.close(fd)
-
-
 def _read_and_scan(path: str) -> tuple[bytes, Any]:
     """``read_file`` and the compiled lexer's scan of the bytes, in one call."""
     assert read_and_scan is not None
@@ -200,38 +172,3 @@ def _read_and_scan(path: str) -> tuple[bytes, Any]:
     if data is None:
         raise TooBig(found)
     return data, found
-
-
-def code_key(data: bytes) -> bytes | None:
-    """What the audit can read in a file, blind to comments but ``# noqa``:
-    two versions with one code key give one result (see ``lexer/digest.c``).
-    None where the lexer is not compiled or cannot lex the file: then only
-    identical bytes are the same file."""
-    digest = _lexer.code_digest(data) if _lexer is not None else None
-    if digest is None:
-        return None
-    hasher = hashlib.sha256(digest)
-    head = data.split(b"\n", 2)[:2]  # a coding declaration
-    hasher.update(b"\n".join(head))
-    at = data.find(b"noqa")
-    while at >= 0:  # a suppression is a comment the result depends on
-        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
-        hasher.update(b"%d:" % data.count(b"\n", 0, start) + data[start : end if end >= 0 else len(data)])
-        at = data.find(b"noqa", end) if end >= 0 else -1
-    return hasher.digest()[:16]
-
-
-def stat_key(path: str) -> tuple[int, int, int] | None:
-    """Size, modification time and inode: unchanged, the file is taken as unchanged."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_size, found.st_mtime_ns, found.st_ino
-
-
-def content_key(data: bytes) -> bytes:
-    # SHA-256 runs in hardware on current x86 and ARM: 3x blake2b on a warm run.
-    return hashlib.sha256(data).digest()[:16]
-
-
