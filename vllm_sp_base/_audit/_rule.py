@@ -158,6 +158,23 @@ class SkippedInitRead:
         """),
         Example("""
             from torch import nn
+            class Embedding(nn.Module):
+                def __init__(self):
+                    self.weight = 1
+                def forward(self):
+                    return self.weight
+            class _Inert(Embedding):
+                def __init__(self):
+                    pass  # only ever a base: the classes built from it are checked
+            class Parallel(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.weight = 2
+            class Rebased(Parallel, _Inert):
+                pass
+        """),
+        Example("""
+            from torch import nn
             _COPIED = ("hidden", "heads")
             class Base(nn.Module):
                 def __init__(self, cfg):
