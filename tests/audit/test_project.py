@@ -1,9 +1,14 @@
-"""Whole-program resolution details that decide speed, never findings."""
+"""Whole-program resolution: details that decide speed, never findings, and
+hierarchies deeper than Python's recursion limit."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit._model import ModuleInfo
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._summarize import summarize
@@ -45,3 +50,19 @@ def test_star_imports_that_cannot_bind_the_name_are_not_parsed(tmp_path: Path) -
     assert "zoo/alpha/model.py" in everything and "zoo/alpha/config.py" in everything
     # alpha/__init__ star-imports, so it is read; its leaves do not spell the name.
     assert pruned == ["zoo/__init__.py", "zoo/alpha/__init__.py", "zoo/beta.py"]
+
+
+@pytest.mark.parametrize("depth", [45, 1500])
+def test_deep_hierarchies_are_walked_whole(tmp_path: Path, depth: int) -> None:
+    # Past Python's recursion limit too: MROs and the pre-scan walk with a stack.
+    lines = [
+        "class Module:\n    pass\n",
+        "class C0(Module):\n    def __init__(self):\n        self.a = 1\n"
+        "    def forward(self):\n        return self.a\n",
+    ]
+    lines += [f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, depth)]
+    lines.append(f"class Top(C{depth - 1}):\n    def __init__(self):\n        pass\n")
+    (tmp_path / "deep.py").write_text("".join(lines))
+    for parse_all in (False, True):
+        found = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all).findings
+        assert [(f.class_name, f.attribute, f.severity) for f in found] == [("deep.Top", "a", "error")]

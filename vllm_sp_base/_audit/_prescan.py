@@ -142,25 +142,53 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
 
     may_set_memo: dict[str, bool] = {}
 
+    def may_set_here(name: str) -> bool | None:
+        """What ``name`` alone says: True/False, or None where its bases decide."""
+        classes = by_name.get(name, [])
+        if name in HARMLESS_EXTERNAL_BASES and not classes:
+            return False
+        if name == "?" or name in installed_names or (not classes and not alias_of.get(name)):
+            return True  # may be an installed class, or an expression
+        if any(c.init_sets or any(b not in HARMLESS_EXTERNAL_BASES for b in c.dotted_bases)
+               for c in classes):
+            return True
+        return None
+
+    def decided_by(name: str) -> list[str]:
+        return [b for c in by_name.get(name, ()) for b in c.bases] + sorted(alias_of.get(name, ()))
+
     def may_set(name: str) -> bool:
-        """Whether constructing a class called ``name`` may set a self attribute."""
+        """Whether constructing a class called ``name`` may set a self attribute.
+        Walked with a stack, not recursion: hierarchies thousands deep."""
         if name in may_set_memo:
             return may_set_memo[name]
         may_set_memo[name] = False  # cycles: what is on the stack adds nothing new
-        classes = by_name.get(name, [])
-        if name in HARMLESS_EXTERNAL_BASES and not classes:
-            result = False
-        elif name == "?" or name in installed_names or (not classes and not alias_of.get(name)):
-            result = True  # may be an installed class, or an expression
-        else:
-            result = any(
-                c.init_sets
-                or any(may_set(b) for b in c.bases)
-                or any(b not in HARMLESS_EXTERNAL_BASES for b in c.dotted_bases)
-                for c in classes
-            ) or any(may_set(o) for o in alias_of.get(name, ()))
-        may_set_memo[name] = result
-        return result
+        here = may_set_here(name)
+        if here is not None:
+            may_set_memo[name] = here
+            return here
+        stack = [(name, iter(decided_by(name)))]
+        while stack:
+            current, pending = stack[-1]
+            if may_set_memo[current]:  # decided: its caller is too
+                stack.pop()
+                if stack:
+                    may_set_memo[stack[-1][0]] = True
+                continue
+            nxt = next(pending, None)
+            if nxt is None:  # every base said no
+                stack.pop()
+                continue
+            if nxt in may_set_memo:
+                may_set_memo[current] = may_set_memo[nxt]
+                continue
+            may_set_memo[nxt] = False
+            here = may_set_here(nxt)
+            if here is not None:
+                may_set_memo[nxt] = may_set_memo[current] = here
+                continue
+            stack.append((nxt, iter(decided_by(nxt))))
+        return may_set_memo[name]
 
     non_chaining = close({c.name for c in all_classes if c.has_init and not c.init_chains})
     tainted: set[str] = set()

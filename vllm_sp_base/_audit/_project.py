@@ -201,18 +201,37 @@ class Project:
         self._bases[ref] = out
         return out
 
-    def mro(self, ref: ClassRef, _stack: frozenset[ClassRef] = frozenset()) -> list[MroEntry]:
+    def mro(self, ref: ClassRef) -> list[MroEntry]:
+        """C3, each base's MRO first (bases before the classes that name them,
+        with a stack: hierarchies thousands deep). A base that is its own
+        ancestor (a cycle Python would refuse) counts as a class with no bases."""
         if ref in self._mro:
             return self._mro[ref]
-        if ref in _stack or len(_stack) > _MAX_DEPTH:
-            return [ref]
-        stack = _stack | {ref}
+        on_path: set[ClassRef] = {ref}
+        stack = [(ref, iter(self.bases(ref)))]
+        while stack:
+            node, pending = stack[-1]
+            base = next(pending, None)
+            if base is None:
+                stack.pop()
+                on_path.discard(node)
+                self._mro[node] = self._linearize(node)
+            elif isinstance(base, ClassRef) and base not in self._mro and base not in on_path:
+                on_path.add(base)
+                stack.append((base, iter(self.bases(base))))
+        return self._mro[ref]
+
+    def _linearize(self, ref: ClassRef) -> list[MroEntry]:
+        bases = self.bases(ref)
+        if len(bases) == 1:  # C3 of one base is that base's MRO: a deep chain stays quadratic at most
+            (base,) = bases
+            return [ref, *(self._mro.get(base, [base]) if isinstance(base, ClassRef) else [base])]
         sequences = [
-            self.mro(b, stack) if isinstance(b, ClassRef) else [b] for b in self.bases(ref)
+            list(self._mro.get(b, [b])) if isinstance(b, ClassRef) else [b] for b in bases
         ]
-        sequences.append(self.bases(ref))
+        sequences.append(list(bases))
         result: list[MroEntry] = [ref]
-        sequences = [list(s) for s in sequences if s]
+        sequences = [s for s in sequences if s]
         while sequences:
             for seq in sequences:
                 head = seq[0]
@@ -223,5 +242,4 @@ class Project:
             result.append(head)
             sequences = [[e for e in s if e != head] for s in sequences]
             sequences = [s for s in sequences if s]
-        self._mro[ref] = result
         return result
