@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_sp_base._audit import _prescan
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit._prescan import FileScan, scan
 from vllm_sp_base._audit._prescan_patterns import scan_by_patterns
 
@@ -176,3 +178,19 @@ def test_reading_and_scanning_says_what_it_could_not_read(tmp_path: Path) -> Non
     refused = tmp_path / "refused.py"
     refused.write_bytes(b"x = 'unterminated\n")
     assert _prescan.read_and_scan(str(refused), 1 << 22) == (refused.read_bytes(), None)
+
+
+def test_a_file_with_lone_carriage_returns_is_pre_scanned_as_python_reads_it(tmp_path: Path) -> None:
+    # CPython reads "\r" alone as a line end; the compiled lexer refuses it and
+    # the regular expressions take over: the class must not hide.
+    source = (
+        "class Base:\r    def __init__(self):\r        self.a = 1\r"
+        "class Top(Base):\r    def __init__(self):\r        self.c = self.a\r"
+    )
+    (tmp_path / "m.py").write_bytes(source.encode())
+    found = {
+        parse_all: [(f.class_name, f.attribute) for f in audit(
+            [str(tmp_path)], cache=Cache(None, False), parse_all=parse_all).findings]
+        for parse_all in (False, True)
+    }
+    assert found[False] == found[True] == [("m.Top", "a")]

@@ -52,6 +52,8 @@ def scanned(text: bytes, found: _lexer._Scanned | None) -> FileScan:
         return result if text.isascii() else _normalised(result)
     from vllm_sp_base._audit._prescan_patterns import scan_by_patterns
 
+    if b"\r" in text:  # a lone carriage return ends a line too (CPython reads old Mac files)
+        text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return scan_by_patterns(text)
 
 
