@@ -115,3 +115,18 @@ def test_summarising_and_scanning_leave_no_reference_cycles() -> None:
     finally:
         if collecting:
             gc.enable()
+
+
+def test_an_attribute_set_by_a_helper_names_the_init_that_runs_it(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "class Module:\n    pass\n"
+        "class AudioMixin:\n    def _init_audio(self):\n        self.audio = 1\n"
+        "class Root(Module, AudioMixin):\n"
+        "    def __init__(self):\n        super().__init__()\n        self._init_audio()\n"
+        "    def forward(self):\n        return self.audio\n"
+        "class Model(Root):\n    def __init__(self):\n        Module.__init__(self)\n"
+    )
+    (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
+    # Root.__init__ is what Model skips; the helper it would have run is a mixin's.
+    assert (finding.skipped_init, finding.set_line, finding.skipped_by) == ("m.Root", 5, "m.Model")
+    assert "Model skips m.Root.__init__ (via Model), which sets self.audio at" in finding.message
