@@ -58,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vllm-sp-base: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # a reader that stopped early, such as `| head`
+        # What is still buffered would fail again at exit: send it nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return code
 
 

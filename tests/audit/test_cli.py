@@ -200,3 +200,16 @@ def test_the_cache_is_keyed_by_the_compiled_lexer_and_its_sources_too(tmp_path: 
         path.write_bytes(path.read_bytes() + b"\n")
         assert _tool_fingerprint(str(copy_of)) != before, changed
         before = _tool_fingerprint(str(copy_of))
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    # `vllm-sp-base audit | head -c 10`: the pipe is closed before the report is written.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vllm_sp_base", "audit", "--no-cache", "--format", "json", str(TREE)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
