@@ -130,3 +130,27 @@ def test_an_attribute_set_by_a_helper_names_the_init_that_runs_it(tmp_path: Path
     # Root.__init__ is what Model skips; the helper it would have run is a mixin's.
     assert (finding.skipped_init, finding.set_line, finding.skipped_by) == ("m.Root", 5, "m.Model")
     assert "Model skips m.Root.__init__ (via Model), which sets self.audio at" in finding.message
+
+
+def test_inputs_that_cannot_be_read_are_said_with_why(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "m.py").write_text("class A:\n    pass\n")
+    (package / "self").symlink_to(package / "self")  # a link that points to itself
+    os.mkfifo(package / "fifo.py")
+    (package / "zero.py").symlink_to("/dev/zero")
+    closed = package / "closed"
+    closed.mkdir()
+    closed.chmod(0)
+    try:
+        result = audit([str(package)], cache=Cache(None, False))
+        reasons = {os.path.basename(p): r for p, r in result.diagnostics}
+        assert reasons["self"].startswith("cannot follow: ")
+        assert reasons["fifo.py"] == reasons["zero.py"] == "not a regular file"
+        if os.geteuid() != 0:  # root reads a mode-000 directory all the same
+            assert reasons["closed"].startswith("cannot read: ")
+        assert result.files == 1
+        given = audit([str(package / "fifo.py")], cache=Cache(None, False))
+        assert given.diagnostics == [(str(package / "fifo.py"), "not a regular file or a directory")]
+    finally:
+        closed.chmod(0o755)

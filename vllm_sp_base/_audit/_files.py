@@ -49,6 +49,9 @@ def discover(paths: list[str]) -> Discovered:
         if os.path.isfile(path):
             found.files[path] = module_name(path, root)
             continue
+        if not os.path.isdir(path):  # a FIFO, a device: reading it could block or never end
+            found.problems.append((path, "not a regular file or a directory"))
+            continue
         _walk(path, root, found)
     return found
 
@@ -63,8 +66,9 @@ def _walk(top: str, root: str, found: Discovered) -> None:
         try:
             stat = os.stat(directory)
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-        except OSError:
-            continue  # as os.walk: a directory that cannot be listed is skipped
+        except OSError as error:  # unlike os.walk, said: what it holds was not audited
+            found.problems.append((directory, f"cannot read: {error.strerror or error}"))
+            continue
         key = (stat.st_dev, stat.st_ino)
         if key in seen:
             found.problems.append((directory, "symlink loop: directory already visited"))
@@ -72,12 +76,19 @@ def _walk(top: str, root: str, found: Discovered) -> None:
         seen.add(key)
         subdirs = []
         for entry in entries:
-            if entry.is_dir():
+            try:
+                is_dir = entry.is_dir()
+            except OSError as error:  # a symlink that loops back on itself
+                found.problems.append((entry.path, f"cannot follow: {error.strerror or error}"))
+                continue
+            if is_dir:
                 if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
                     subdirs.append(entry.path)
             elif entry.name.endswith(".py"):
                 if entry.is_file():
                     found.files[entry.path] = module_name(entry.path, root)
-                else:
+                elif entry.is_symlink() and not os.path.exists(entry.path):
                     found.problems.append((entry.path, "broken or looping symlink"))
+                else:  # a FIFO, a device, or a link to one
+                    found.problems.append((entry.path, "not a regular file"))
         stack += reversed(subdirs)
