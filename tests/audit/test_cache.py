@@ -90,8 +90,14 @@ def test_a_comment_edited_or_added_reuses_the_run(tmp_path: Path) -> None:
     drafts.write_text(source.replace("# expect:", "# expected:") + "\n# appended\n")
     warm = audit([str(tree)], cache=Cache(str(cache), True))
     assert warm.seconds == {} and _everything(warm) == _everything(cold)
-    # The record now holds the file's new stat: the next run does not read it.
-    assert audit([str(tree)], cache=Cache(str(cache), True)).seconds == {}
+    # The record now holds the file's new stat: the next run reads no file.
+    from vllm_sp_base._audit import _engine
+
+    read: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_engine, "read_file", lambda path: read.append(path) or b"")
+        assert audit([str(tree)], cache=Cache(str(cache), True)).seconds == {}
+    assert read == []
 
 
 @pytest.mark.parametrize("edit", [
@@ -116,3 +122,42 @@ def test_a_dependency_outside_the_tree_that_changed_reruns_it(tmp_path: Path) ->
     layers = base / "layers.py"
     layers.write_text(layers.read_text() + "\n# outside the audited path, only bytes compare\n")
     assert audit([str(audited)], cache=Cache(str(cache), True)).seconds
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "foreign", "record", "fifo"])
+def test_a_damaged_cache_costs_one_run_and_heals(tmp_path: Path, damage: str) -> None:
+    import os
+
+    tree, cache, _ = _copy(tmp_path)
+    expected = _everything(audit([str(tree)], cache=Cache(None, False)))
+    audit([str(tree)], cache=Cache(str(cache), True))
+    for saved in sorted(cache.glob("*.pickle")):
+        data = saved.read_bytes()
+        if damage == "truncated":
+            saved.write_bytes(data[: len(data) // 2])
+        elif damage == "garbage":
+            saved.write_bytes(bytes(reversed(data)))
+        elif damage == "foreign":
+            saved.write_bytes(pickle.dumps(["not", "a", "dict"]))
+        elif damage == "record":  # the right container, the wrong shapes inside
+            saved.write_bytes(pickle.dumps({key: {"files": 3} for key in pickle.loads(data)}))
+        else:
+            saved.unlink()
+            os.mkfifo(saved)  # opened plainly, it would block the run for ever
+    assert _everything(audit([str(tree)], cache=Cache(str(cache), True))) == expected
+    if damage != "fifo":  # rewritten: the next run is answered from it
+        assert audit([str(tree)], cache=Cache(str(cache), True)).seconds == {}
+
+
+def test_a_cache_that_cannot_be_written_leaves_no_temp_file(tmp_path: Path) -> None:
+    from vllm_sp_base._audit import _cache
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        def fail(*args: object, **kwargs: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        patch.setattr(_cache.pickle, "dump", fail)
+        audit([str(TREE)], cache=Cache(str(cache), True))
+    assert list(cache.iterdir()) == []

@@ -154,6 +154,8 @@ def test_a_file_that_cannot_be_audited_is_one_line_and_never_clean(
         (["--baseline", "/no/such.json", str(TREE)], "cannot read baseline"),
         (["--format", "xml", str(TREE)], "invalid choice: 'xml'"),
         (["--entry-points", "forward,not a name", str(TREE)], "not a list of method names"),
+        (["--baseline", "a.json", "--write-baseline", "b.json", str(TREE)], "not allowed with"),
+        (["--cache-dir", "", str(TREE)], "--cache-dir: an empty path"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -213,3 +215,12 @@ def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait() == 1
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_a_baseline_with_a_non_string_fingerprint_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"fingerprints": ["SPB001:a.B:c", 3]}')
+    code, _, err = _run(capsys, "--baseline", str(baseline), str(TREE))
+    assert code == 2 and "non-string" in err and err.count("\n") == 1

@@ -7,9 +7,11 @@ what makes an unchanged tree a sub-second run).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
+import stat
 import threading
 from typing import Any
 
@@ -38,12 +40,23 @@ def default_dir() -> str:
 
 
 def _load(path: str) -> dict[bytes, Any]:
+    """The file's entries; {} for anything but a readable, regular file that
+    unpickles to a dict (missing, a FIFO, truncated, corrupt, foreign): a
+    broken cache costs one slow run and is then rewritten, never an error."""
     try:
-        with open(path, "rb") as handle:
-            loaded = pickle.load(handle)
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
         return {}
-    return loaded if isinstance(loaded, dict) else {}
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would block the run forever
+            return {}
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            loaded = pickle.load(handle)
+    except Exception:  # noqa: BLE001 (a corrupt pickle raises nearly anything: MemoryError too)
+        return {}
+    finally:
+        os.close(fd)
+    return loaded if isinstance(loaded, dict) and all(isinstance(k, bytes) for k in loaded) else {}
 
 
 def _save(path: str, data: dict[bytes, Any]) -> None:
@@ -53,11 +66,15 @@ def _save(path: str, data: dict[bytes, Any]) -> None:
         import tempfile  # only where a cache is written: not in a --no-cache run
 
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    except OSError:
+        return  # a cache that cannot be written only costs time
+    try:
         with os.fdopen(fd, "wb") as handle:
             pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)  # readers never see a half-written cache
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    except (OSError, pickle.PicklingError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # no temp file left behind
 
 
 class Cache:
@@ -98,7 +115,9 @@ class Cache:
         if self.enabled:
             if self._runs is None:
                 self._runs = _load(self.runs_path)
-            self._runs = {key: value, **{k: v for k, v in list(self._runs.items())[:15]}}
+            # The newest first; an older record under the same key is replaced, not kept.
+            older = [(k, v) for k, v in self._runs.items() if k != key][:15]
+            self._runs = {key: value, **dict(older)}
             self._dirty.add("runs")
 
     def save(self) -> None:

@@ -22,11 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     parser.add_argument("--fail-on", choices=("error", "warning"), default="warning",
                         help="lowest severity that makes the exit code 1 (default: warning)")
-    parser.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
-    parser.add_argument("--write-baseline", metavar="FILE",
-                        help="record the current findings in FILE and exit 0")
+    baseline = parser.add_mutually_exclusive_group()
+    baseline.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
+    baseline.add_argument("--write-baseline", metavar="FILE",
+                          help="record the current findings in FILE and exit 0")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    parser.add_argument("--cache-dir", default=None, help=f"cache location (default: {default_dir()})")
+    parser.add_argument("--cache-dir", default=None, type=_directory,
+                        help=f"cache location (default: {default_dir()})")
     parser.add_argument("--parse-all", action="store_true",
                         help="parse every file instead of pre-scanning (same findings, slower)")
     parser.add_argument("--entry-points", metavar="NAMES", type=_names, default=None,
@@ -40,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reach is at most a warning")
     parser.add_argument("--show-unreachable", action="store_true", default=None,
                         help="also report, as notes, reads that no entry point reaches")
+
+
+def _directory(text: str) -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path (leave --cache-dir out for the default)")
+    return text
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._files import Discovered, discover
-from vllm_sp_base._audit._finding import AuditResult
+from vllm_sp_base._audit._finding import AuditResult, Finding
 from vllm_sp_base._audit._keys import (
     MAX_FILE_BYTES,
     TooBig,
@@ -60,10 +60,18 @@ def _tree_key(discovered: Discovered, roots: list[str], parse_all: bool, options
 FileKeys = dict[str, tuple[Any, bytes | None, bytes | None]]
 
 
-def _reuse(saved: dict[str, Any]) -> tuple[AuditResult, FileKeys] | None:
+def _reuse(saved: Any) -> tuple[AuditResult, FileKeys] | None:
     """The saved result, if no file it read changed in a way the audit can
     see: same stat, else same bytes, else (an audited file) same code key (a
-    comment edited or added). With the keys of the files that moved."""
+    comment edited or added). With the keys of the files that moved. A
+    record of the wrong shape is no record."""
+    try:
+        return _reused(saved)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def _reused(saved: dict[str, Any]) -> tuple[AuditResult, FileKeys] | None:
     moved: FileKeys = {}
     for path, (stat, key, code) in saved["files"].items():
         now = stat_key(path)
@@ -78,7 +86,10 @@ def _reuse(saved: dict[str, Any]) -> tuple[AuditResult, FileKeys] | None:
         if content_key(data) != key and (code is None or code_key(data) != code):
             return None
         moved[path] = (now, content_key(data), code)
-    return AuditResult(**saved["result"]), moved
+    result = AuditResult(**saved["result"])
+    if not all(isinstance(f, Finding) for f in result.findings):
+        return None
+    return result, moved
 
 
 def _record(sources: Sources, discovered: Discovered) -> FileKeys:

@@ -141,7 +141,9 @@ def read_baseline(path: str) -> set[str]:
         data = json.load(handle)
     if not isinstance(data, dict) or not isinstance(data.get("fingerprints"), list):
         raise ValueError("not a vllm-sp-base baseline (no 'fingerprints' list)")  # noqa: TRY004 (bad file content, not a bad argument)
-    return {str(x) for x in data["fingerprints"]}
+    if not all(isinstance(x, str) for x in data["fingerprints"]):
+        raise ValueError("not a vllm-sp-base baseline ('fingerprints' holds a non-string)")
+    return set(data["fingerprints"])
 
 
 def write_baseline(path: str, findings: list[Finding]) -> None:

@@ -39,9 +39,13 @@ class Sources:
         self.workers = Workers(self.texts)
 
     def _lookup(self, key: bytes, path: str) -> Any:
+        """What memory or the cache holds for ``key``; None for nothing, or for
+        an entry of the wrong kind (a damaged cache): it is made again."""
         found = self.memo.get(key)
         if found is None:
             found = self.cache.get(key)
+            if not isinstance(found, FileScan if key.endswith(b"S") else (ModuleInfo, str)):
+                return None
             if isinstance(found, ModuleInfo):
                 # Cached without the file's bytes (see save_cache): they are
                 # the bytes just read, whose digest the key holds.
