@@ -161,3 +161,22 @@ def test_a_cache_that_cannot_be_written_leaves_no_temp_file(tmp_path: Path) -> N
         patch.setattr(_cache.pickle, "dump", fail)
         audit([str(TREE)], cache=Cache(str(cache), True))
     assert list(cache.iterdir()) == []
+
+
+def test_a_module_that_appears_later_is_seen(tmp_path: Path) -> None:
+    # The base lives outside the audited path and is missing at first: the
+    # record holds that it was looked for, and its arrival reruns the audit.
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "models").mkdir()
+    (tmp_path / "app" / "models" / "__init__.py").write_text("")
+    (tmp_path / "app" / "models" / "m.py").write_text(
+        "from app.base import Base\n"
+        "class Child(Base):\n    def __init__(self):\n        self.b = self.a\n"
+    )
+    cache = Cache(str(tmp_path / "cache"), True)
+    target = [str(tmp_path / "app" / "models")]
+    assert audit(target, cache=cache).findings == []
+    (tmp_path / "app" / "base.py").write_text("class Base:\n    def __init__(self):\n        self.a = 1\n")
+    found = audit(target, cache=Cache(str(tmp_path / "cache"), True)).findings
+    assert [(f.class_name, f.attribute) for f in found] == [("app.models.m.Child", "a")]

@@ -45,6 +45,7 @@ class Checked:
     problems: list[tuple[str, str]] = field(default_factory=list)
     parsed: set[str] = field(default_factory=set)
     keys: list[tuple[str, bytes]] = field(default_factory=list)  # files read: the run cache's dependencies
+    missing: list[str] = field(default_factory=list)  # modules looked for, not found: dependencies too
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
     only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
 
@@ -109,6 +110,7 @@ class CandidateChecker:
         checked.problems = sources.result.diagnostics[problems_before:]
         checked.parsed = sources.parsed
         checked.keys = list(sources.keys.items())[keys_before:]
+        checked.missing = project.missing()
         checked.entries = [(key, sources.memo[key]) for key in sources.stored[stored_before:]]
         if os.getpid() != self.home:  # a forked child, done: the bytes need not travel back
             for _, value in checked.entries:

@@ -60,18 +60,21 @@ def _tree_key(discovered: Discovered, roots: list[str], parse_all: bool, options
 FileKeys = dict[str, tuple[Any, bytes | None, bytes | None]]
 
 
-def _reuse(saved: Any) -> tuple[AuditResult, FileKeys] | None:
+def _reuse(saved: Any, roots: list[str]) -> tuple[AuditResult, FileKeys] | None:
     """The saved result, if no file it read changed in a way the audit can
     see: same stat, else same bytes, else (an audited file) same code key (a
-    comment edited or added). With the keys of the files that moved. A
-    record of the wrong shape is no record."""
+    comment edited or added), and no module it looked for and did not find has
+    appeared. With the keys of the files that moved. A record of the wrong
+    shape is no record."""
     try:
-        return _reused(saved)
+        return _reused(saved, roots)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 
-def _reused(saved: dict[str, Any]) -> tuple[AuditResult, FileKeys] | None:
+def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileKeys] | None:
+    from vllm_sp_base._audit._project import Project
+
     moved: FileKeys = {}
     for path, (stat, key, code) in saved["files"].items():
         now = stat_key(path)
@@ -86,6 +89,9 @@ def _reused(saved: dict[str, Any]) -> tuple[AuditResult, FileKeys] | None:
         if content_key(data) != key and (code is None or code_key(data) != code):
             return None
         moved[path] = (now, content_key(data), code)
+    probe = Project(roots, lambda path, is_package: None)
+    if any(probe.module_file(name) is not None for name in saved["missing"]):
+        return None  # what did not resolve might now
     result = AuditResult(**saved["result"])
     if not all(isinstance(f, Finding) for f in result.findings):
         return None
@@ -134,7 +140,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions
     roots = search_roots(discovered.roots)
     tree_key = _tree_key(discovered, roots, parse_all, options) if cache.enabled else b""
     saved = cache.get_run(tree_key)
-    reused = _reuse(saved) if saved is not None else None
+    reused = _reuse(saved, roots) if saved is not None else None
     if saved is not None and reused is not None:
         found, moved = reused
         if moved:
@@ -154,7 +160,7 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions
     # Otherwise the pre-scan reads each file, on its threads.
     result.lap("discover and read" if parse_all else "discover", start)
     try:
-        _check(discovered, sources, result, roots, parse_all, options)
+        missing = _check(discovered, sources, result, roots, parse_all, options)
     finally:
         sources.workers.close()
         set_inits_of(None)
@@ -162,7 +168,9 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions
     result.parsed = len(sources.parsed)
     if cache.enabled:
         kept = {k: v for k, v in vars(result).items() if k != "seconds"}
-        cache.put_run(tree_key, {"result": kept, "files": _record(sources, discovered)})
+        cache.put_run(tree_key, {
+            "result": kept, "files": _record(sources, discovered), "missing": sorted(missing),
+        })
     sources.save_cache()
     return result
 
@@ -174,7 +182,8 @@ def _check(
     roots: list[str],
     parse_all: bool,
     options: RuleOptions,
-) -> None:
+) -> set[str]:
+    """Runs the check into ``result``; returns the modules it looked for and did not find."""
     from vllm_sp_base._audit._candidates import CandidateChecker, split
     from vllm_sp_base._audit._prescan import candidate_names, scan_releases_the_gil
     from vllm_sp_base._audit._workers import in_processes, in_threads, set_inits_of
@@ -205,6 +214,7 @@ def _check(
     sources.workers.close()
     groups = split(files, sources.texts)
     check = CandidateChecker(sources, roots, discovered.files, names, options, subclassed)
+    missing: set[str] = set()
     for checked in in_processes(check, groups):
         result.findings += checked.findings
         result.suppressed += checked.suppressed
@@ -212,6 +222,7 @@ def _check(
         for path, reason in checked.problems:
             sources.problem(path, reason)
         sources.parsed |= checked.parsed
+        missing.update(checked.missing)
         for path, key in checked.keys:
             sources.keys.setdefault(path, key)
         for key, value in checked.entries:
@@ -219,3 +230,4 @@ def _check(
                 sources.cache.put(key, value)
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
     result.lap("candidates, their MROs, the rule", start)
+    return missing

@@ -91,6 +91,11 @@ class Project:
         self._files[module] = result
         return result
 
+    def missing(self) -> list[str]:
+        """The modules looked for and not found: one that appears later can
+        change what a class resolves to."""
+        return [name for name, found in self._files.items() if found is None]
+
     def module(self, module: str) -> ModuleInfo | None:
         if module not in self._modules:
             located = self.module_file(module)
