@@ -234,9 +234,13 @@ def construct(model: ClassModel) -> Construction:
     for step in walk(model, (found[0], found[1]), built.executed):
         event = step.event
         if type(event) is Read:
-            if not step.caught and not built.sets_any and event.attr not in built.sets:
-                built.early_reads.setdefault(event.attr, Reached(
-                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional))
+            first = built.early_reads.get(event.attr)
+            if (
+                not step.caught and not built.sets_any and event.attr not in built.sets
+                and (first is None or (first.conditional and not step.conditional))
+            ):  # the first read, or the first sure one
+                built.early_reads[event.attr] = Reached(
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional)
             continue
         if type(event) is Call:
             target = step.target

@@ -407,7 +407,7 @@ class SkippedInitRead:
             return []  # C(...) builds other classes: they are checked
         unsure = model.marked("__getattr__", "raises_attribute_error") is False  # it may answer
         findings: list[tuple[str, str, Reached]] = []  # (severity, entry, read)
-        for attr, read in early.items():
+        for read in early.values():
             severity = "warning" if read.conditional or unsure else "error"
             findings.append((severity, "__init__", read))
         # Where building surely fails, nothing after it runs: the rest can wait.
@@ -422,7 +422,7 @@ class SkippedInitRead:
             for read in unreached(model, left, only_skipped | set(built.executed)).values():
                 findings.append(("note", "", read))
         return [
-            self._finding(model, built, ref, severity, entry, read, would[read.attr], skippers)
+            self._finding(model, ref, severity, entry, read, would[read.attr], skippers)
             for severity, entry, read in sorted(findings, key=lambda f: f[2].attr)
         ]
 
@@ -445,7 +445,6 @@ class SkippedInitRead:
     def _finding(
         self,
         model: ClassModel,
-        built: Construction,
         ref: ClassRef,
         severity: str,
         entry: str,
