@@ -9,10 +9,6 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from vllm_sp_base import _explain
-from vllm_sp_base._audit import _cli as audit_cli
-from vllm_sp_base._upstream import _cli as upstream_cli
-
 
 class _Parser(argparse.ArgumentParser):
     """Bad input gets one line and exit 2, not the usage block."""
@@ -22,6 +18,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    # Imported here, inside main's handling of Ctrl-C: an interrupt while the
+    # command starts is one line too, not an import traceback.
+    from vllm_sp_base import _explain
+    from vllm_sp_base._audit import _cli as audit_cli
+    from vllm_sp_base._upstream import _cli as upstream_cli
+
     parser = _Parser(
         prog="vllm-sp-base",
         description="The sequence-parallel attribute contract for vLLM: explain, audit, upstream.",
@@ -52,8 +54,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
     try:
+        args = _parser().parse_args(argv)
         code: int = args.run(args)
     except KeyboardInterrupt:
         print("vllm-sp-base: interrupted", file=sys.stderr)

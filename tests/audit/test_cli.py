@@ -224,3 +224,18 @@ def test_a_baseline_with_a_non_string_fingerprint_is_refused(
     baseline.write_text('{"fingerprints": ["SPB001:a.B:c", 3]}')
     code, _, err = _run(capsys, "--baseline", str(baseline), str(TREE))
     assert code == 2 and "non-string" in err and err.count("\n") == 1
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The subcommands are imported while the parser is built, inside main's
+    # handling of Ctrl-C: an interrupt there is as clean as one in a run.
+    from vllm_sp_base import _main
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_main, "_parser", interrupted)
+    assert _main.main(["audit"]) == 130
+    assert capsys.readouterr().err == "vllm-sp-base: interrupted\n"
