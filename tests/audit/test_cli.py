@@ -49,6 +49,7 @@ def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> Non
     assert [(step["method"], step["line"]) for step in draft["path"]] == [
         ("Draft.forward", 24), ("Target.forward", 13), ("Target.project", 16)]
     assert draft["entry"] == "forward" and draft["file"].endswith("drafts.py")
+    assert data["only_bases"] == ["app.semantics.setters._InertEmbedding"]
     assert data["diagnostics"][0]["path"].endswith("broken_syntax.py")
 
 

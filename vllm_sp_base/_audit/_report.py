@@ -38,6 +38,7 @@ def as_json(result: AuditResult) -> str:
             "files": result.files,
             "parsed": result.parsed,
             "suppressed": result.suppressed,
+            "only_bases": result.only_bases,  # never built alone: checked through their subclasses
             "findings": [f.to_json() for f in result.findings],
             "diagnostics": [{"path": p, "message": m} for p, m in result.diagnostics],
         },
