@@ -198,7 +198,6 @@ class Construction:
     # runs the ``__init__`` of a class outside the MRO: any may have run).
     unknown_from: int | None = None
     early_reads: dict[str, Reached] = field(default_factory=dict)  # read before anything set it
-    init: Found | None = None  # the ``__init__`` that ``C(...)`` calls
 
     def ran_init(self, index: int) -> bool:
         return (index, "__init__") in self.executed
@@ -225,7 +224,7 @@ def construct(model: ClassModel) -> Construction:
     from there (parent ``__init__`` chains however spelled, helpers on self),
     in order; the reads of attributes nothing has set yet."""
     built = Construction()
-    found = built.init = model.lookup("__init__", 0)
+    found = model.lookup("__init__", 0)
     if found is None:
         return built
     if found[1] is None:
@@ -302,10 +301,6 @@ def would_set(
         seen = dict.fromkeys(built.executed, False)  # what construction ran sets what it sets
         for step in walk(model, (index, info.methods["__init__"]), seen):
             only_there.add((step.owner, step.method.name))
-            event = step.event
-            if type(event) is Set:
-                found.setdefault(event.attr, (index, event.line))
-            elif type(event) is SetEach:
-                for attr in model.constant(step.owner, event) or ():
-                    found.setdefault(attr, (index, event.line))
+            for attr in _set_names(model, step) or ():  # a name not shown: nothing to blame
+                found.setdefault(attr, (index, step.event.line))
     return found

@@ -86,9 +86,10 @@ def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileK
             data = read_file(path)
         except (OSError, TooBig):
             return None
-        if content_key(data) != key and (code is None or code_key(data) != code):
+        new_key = content_key(data)
+        if new_key != key and (code is None or code_key(data) != code):
             return None
-        moved[path] = (now, content_key(data), code)
+        moved[path] = (now, new_key, code)
     probe = Project(roots, lambda path, is_package: None)
     if any(probe.module_file(name) is not None for name in saved["missing"]):
         return None  # what did not resolve might now
@@ -106,9 +107,10 @@ def _record(sources: Sources, discovered: Discovered) -> FileKeys:
 
     audited = [p for p in discovered.files if p in sources.texts]
     codes = dict(zip(audited, in_threads(lambda p: code_key(sources.texts[p]), audited)))
-    files: FileKeys = {path: (stat_key(path), None, None) for path in discovered.files}
-    for path, key in sources.keys.items():
-        files[path] = (stat_key(path), key, codes.get(path))
+    files: FileKeys = {
+        path: (stat_key(path), sources.keys.get(path), codes.get(path))
+        for path in {**discovered.files, **sources.keys}
+    }
     return files
 
 

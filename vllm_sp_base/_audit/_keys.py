@@ -45,8 +45,8 @@ def code_key(data: bytes) -> bytes | None:
     if digest is None:
         return None
     hasher = hashlib.sha256(digest)
-    head = data.split(b"\n", 2)[:2]  # a coding declaration
-    hasher.update(b"\n".join(head))
+    second = data.find(b"\n", data.find(b"\n") + 1)
+    hasher.update(data[: second if second >= 0 else len(data)])  # a coding declaration
     at = data.find(b"noqa")
     while at >= 0:  # a suppression is a comment the result depends on
         start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)

@@ -174,10 +174,6 @@ class Method:
         return found
 
     @property
-    def self_calls(self) -> list[tuple[str, bool]]:
-        return [(e.name, e.conditional) for e in self.events if type(e) is Call and e.kind == "self"]
-
-    @property
     def init_calls(self) -> list[Call]:
         return [
             e for e in self.events
