@@ -3,15 +3,18 @@ content wherever that content sits."""
 
 from __future__ import annotations
 
-import pickle
+import marshal
 import shutil
 from pathlib import Path
 
 import pytest
 
+from vllm_sp_base._audit import _cache
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit._keys import content_key
 from vllm_sp_base._audit._model import ModuleInfo
+from vllm_sp_base._audit._stored import from_plain
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 
@@ -35,9 +38,8 @@ class Child(Base):
 
 
 def _entries(directory: Path) -> dict[bytes, object]:
-    (saved,) = directory.glob("*-files.pickle")
-    entries: dict[bytes, object] = pickle.loads(saved.read_bytes())
-    return entries
+    (saved,) = directory.glob("*-files.cache")
+    return {key: from_plain(value) for key, value in _cache._load(str(saved)).items()}
 
 
 def _everything(result: AuditResult) -> tuple[object, ...]:
@@ -58,11 +60,14 @@ def test_a_run_from_cached_summaries_finds_what_a_run_without_finds(tmp_path: Pa
     shutil.copytree(TREE, tree)
     cache = tmp_path / "cache"
     audit([str(tree)], cache=Cache(str(cache), True))
+    before = set(_entries(cache))
     touched = tree / "app" / "models" / "dotted.py"
     touched.write_text(touched.read_text() + "\nADDED = 1  # the run's record misses; the other summaries hit\n")
     reused = audit([str(tree)], cache=Cache(str(cache), True))
     assert reused.seconds  # not the whole-run cache's answer
-    assert reused.parsed == 1  # the touched file; every other summary came from the cache
+    # Only the touched file was scanned and summarised again: every other came from the cache.
+    added = set(_entries(cache)) - before
+    assert {key[:-1] for key in added} == {content_key(touched.read_bytes())}
     assert _everything(reused) == _everything(audit([str(tree)], cache=Cache(None, False)))
 
 
@@ -131,16 +136,16 @@ def test_a_damaged_cache_costs_one_run_and_heals(tmp_path: Path, damage: str) ->
     tree, cache, _ = _copy(tmp_path)
     expected = _everything(audit([str(tree)], cache=Cache(None, False)))
     audit([str(tree)], cache=Cache(str(cache), True))
-    for saved in sorted(cache.glob("*.pickle")):
+    for saved in sorted(cache.glob("*.cache")):
         data = saved.read_bytes()
         if damage == "truncated":
             saved.write_bytes(data[: len(data) // 2])
         elif damage == "garbage":
             saved.write_bytes(bytes(reversed(data)))
         elif damage == "foreign":
-            saved.write_bytes(pickle.dumps(["not", "a", "dict"]))
-        elif damage == "record":  # the right container, the wrong shapes inside
-            saved.write_bytes(pickle.dumps({key: {"files": 3} for key in pickle.loads(data)}))
+            saved.write_bytes(marshal.dumps(["not", "a", "dict"]))
+        elif damage == "record":  # an intact file, the wrong shapes inside
+            _cache._save(str(saved), {key: {"files": 3} for key in _cache._load(str(saved))})
         else:
             saved.unlink()
             os.mkfifo(saved)  # opened plainly, it would block the run for ever
@@ -150,15 +155,13 @@ def test_a_damaged_cache_costs_one_run_and_heals(tmp_path: Path, damage: str) ->
 
 
 def test_a_cache_that_cannot_be_written_leaves_no_temp_file(tmp_path: Path) -> None:
-    from vllm_sp_base._audit import _cache
-
     cache = tmp_path / "cache"
     cache.mkdir()
     with pytest.MonkeyPatch.context() as patch:
         def fail(*args: object, **kwargs: object) -> None:
             raise OSError(28, "No space left on device")
 
-        patch.setattr(_cache.pickle, "dump", fail)
+        patch.setattr(_cache.marshal, "dumps", fail)
         audit([str(TREE)], cache=Cache(str(cache), True))
     assert list(cache.iterdir()) == []
 

@@ -4,7 +4,6 @@ and a child's failure is the parent's."""
 from __future__ import annotations
 
 import os
-import pickle
 import time
 from pathlib import Path
 
@@ -127,9 +126,10 @@ def test_what_children_parse_reaches_the_cache(monkeypatch: pytest.MonkeyPatch, 
     audit([str(TREE)], cache=Cache(str(tmp_path / "forked"), True))
 
     def entries(directory: Path) -> set[bytes]:
-        (saved,) = directory.glob("*-files.pickle")
-        keys: set[bytes] = set(pickle.loads(saved.read_bytes()))
-        return keys
+        from vllm_sp_base._audit._cache import _load
+
+        (saved,) = directory.glob("*-files.cache")
+        return set(_load(str(saved)))
 
     assert entries(tmp_path / "forked") == entries(tmp_path / "alone")
     warm = audit([str(TREE)], cache=Cache(str(tmp_path / "forked"), True))

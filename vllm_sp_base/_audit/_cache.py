@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import marshal
 import os
-import pickle
 import stat
 import threading
+import time
 from typing import Any
 
 from vllm_sp_base import __version__
 
-_FORMAT = 2
+_FORMAT = 3
 
 
 def _tool_fingerprint(here: str = os.path.dirname(os.path.abspath(__file__))) -> str:
@@ -34,15 +35,33 @@ def _tool_fingerprint(here: str = os.path.dirname(os.path.abspath(__file__))) ->
     return digest.hexdigest()
 
 
-def default_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.environ.get("VLLM_SP_BASE_CACHE_DIR") or os.path.join(base, "vllm-sp-base")
+def default_dir() -> str | None:
+    """``$VLLM_SP_BASE_CACHE_DIR``, else ``vllm-sp-base`` under ``$XDG_CACHE_HOME``
+    or ``~/.cache``. None where the home directory does not exist: a run does
+    not create one (a service account, a container with ``HOME`` unset)."""
+    chosen = os.environ.get("VLLM_SP_BASE_CACHE_DIR")
+    if chosen:
+        return chosen
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home == "~" or not os.path.isdir(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "vllm-sp-base")
+
+
+#: A cache file: this header, the BLAKE2b digest of the payload, the payload
+#: (``marshal`` of plain values: see ``_stored``; reading it runs nothing).
+_MAGIC = b"vllm-sp-base cache %d\n" % _FORMAT
+_DIGEST = 32
 
 
 def _load(path: str) -> dict[bytes, Any]:
-    """The file's entries; {} for anything but a readable, regular file that
-    unpickles to a dict (missing, a FIFO, truncated, corrupt, foreign): a
-    broken cache costs one slow run and is then rewritten, never an error."""
+    """The file's entries; {} for anything but a readable, regular file with
+    this format's header and an intact payload that is a dict (missing, a
+    FIFO, truncated, corrupt, foreign): a broken cache costs one slow run and
+    is then rewritten, never an error."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -51,12 +70,21 @@ def _load(path: str) -> dict[bytes, Any]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would block the run forever
             return {}
         with os.fdopen(os.dup(fd), "rb") as handle:
-            loaded = pickle.load(handle)
-    except Exception:  # noqa: BLE001 (a corrupt pickle raises nearly anything: MemoryError too)
+            data = handle.read()
+    except OSError:
         return {}
     finally:
         os.close(fd)
-    return loaded if isinstance(loaded, dict) and all(isinstance(k, bytes) for k in loaded) else {}
+    start = len(_MAGIC) + _DIGEST
+    if not data.startswith(_MAGIC) or hashlib.blake2b(
+        memoryview(data)[start:], digest_size=_DIGEST
+    ).digest() != data[len(_MAGIC) : start]:
+        return {}
+    try:
+        loaded = marshal.loads(memoryview(data)[start:])
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return loaded if type(loaded) is dict and all(type(k) is bytes for k in loaded) else {}
 
 
 def _save(path: str, data: dict[bytes, Any]) -> None:
@@ -65,31 +93,67 @@ def _save(path: str, data: dict[bytes, Any]) -> None:
         os.makedirs(directory, exist_ok=True)
         import tempfile  # only where a cache is written: not in a --no-cache run
 
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=_TEMP_PREFIX, suffix=".tmp")
     except OSError:
         return  # a cache that cannot be written only costs time
     try:
+        payload = marshal.dumps(data)
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            handle.write(_MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest())
+            handle.write(payload)
         os.replace(tmp, path)  # readers never see a half-written cache
-    except (OSError, pickle.PicklingError):
+    except (OSError, ValueError):  # ValueError: marshal met a value that is not plain
+        _unlink(tmp)
+        return
+    except BaseException:  # interrupted: no temp file left behind either
+        _unlink(tmp)
+        raise
+    _remove_stale_temp_files(directory)
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+_TEMP_PREFIX = "audit-writing-"
+_STALE_SECONDS = 3600
+
+
+def _remove_stale_temp_files(directory: str) -> None:
+    """Temp files a killed run left (an hour old: no live run still writes them)."""
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(_TEMP_PREFIX)]
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)  # no temp file left behind
+            found = os.lstat(os.path.join(directory, name))
+            if stat.S_ISREG(found.st_mode) and now - found.st_mtime > _STALE_SECONDS:
+                os.unlink(os.path.join(directory, name))
 
 
 class Cache:
+    """Per-file entries (pre-scans, summaries) and whole-run records.
+
+    Entries are held as read (plain values) and turned into objects when asked
+    for; one that does not decode is dropped, as if never cached."""
+
     def __init__(self, directory: str | None, enabled: bool = True) -> None:
         self.enabled = enabled and directory is not None
         stem = os.path.join(directory or "", f"audit-{_tool_fingerprint()}")
-        self.files_path = stem + "-files.pickle"
-        self.runs_path = stem + "-runs.pickle"
+        self.files_path = stem + "-files.cache"
+        self.runs_path = stem + "-runs.cache"
         self._entries: dict[bytes, Any] | None = None
+        self._added: dict[bytes, Any] = {}
         self._runs: dict[bytes, Any] | None = None
         self._dirty: set[str] = set()
         self._loading = threading.Lock()
 
     @property
     def entries(self) -> dict[bytes, Any]:
+        """Plain values, by key: as read, and as this run added them."""
         if self._entries is None:
             with self._loading:  # the pre-scan asks from several threads at once
                 if self._entries is None:
@@ -97,14 +161,29 @@ class Cache:
         return self._entries
 
     def get(self, key: bytes) -> Any:
-        return self.entries.get(key) if self.enabled else None
+        """The object cached under ``key``; None for none or a damaged one."""
+        if not self.enabled:
+            return None
+        added = self._added.get(key)
+        if added is not None:
+            return added
+        plain = self.entries.get(key)
+        if plain is None:
+            return None
+        from vllm_sp_base._audit._stored import BadEntry, from_plain
+
+        try:
+            return from_plain(plain)
+        except BadEntry:
+            return None
 
     def put(self, key: bytes, value: Any) -> None:
         if self.enabled:
-            self.entries[key] = value
+            self._added[key] = value
             self._dirty.add("files")
 
     def get_run(self, key: bytes) -> Any:
+        """The plain record filed under ``key`` (its reader checks its shape)."""
         if not self.enabled:
             return None
         if self._runs is None:
@@ -123,8 +202,14 @@ class Cache:
     def save(self) -> None:
         if not self.enabled:
             return
-        if "files" in self._dirty and self._entries is not None:
-            _save(self.files_path, self._entries)
+        if "files" in self._dirty:
+            from vllm_sp_base._audit._stored import to_plain
+
+            entries = self.entries
+            for key, value in self._added.items():
+                entries[key] = to_plain(value)
+            self._added.clear()
+            _save(self.files_path, entries)
         if "runs" in self._dirty and self._runs is not None:
             _save(self.runs_path, self._runs)
         self._dirty.clear()

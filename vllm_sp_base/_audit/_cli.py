@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="record the current findings in FILE and exit 0")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--cache-dir", default=None, type=_directory,
-                        help=f"cache location (default: {default_dir()})")
+                        help=f"cache location (default: {default_dir() or 'none, no home directory'})")
     parser.add_argument("--parse-all", action="store_true",
                         help="parse every file instead of pre-scanning (same findings, slower)")
     parser.add_argument("--entry-points", metavar="NAMES", type=_names, default=None,
@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     settings = settings.overridden(
         args.entry_points, args.extend_entry_points, args.show_unreachable, args.feature_entry_points)
-    cache = Cache(None if args.no_cache else (args.cache_dir or default_dir()), not args.no_cache)
+    cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
+    cache = Cache(cache_dir, cache_dir is not None)
     try:
         result = audit(
             paths, cache=cache, parse_all=args.parse_all,

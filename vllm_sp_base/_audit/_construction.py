@@ -295,10 +295,13 @@ def would_set(
     to the ``__init__`` that runs it; ``only_there`` receives the methods they
     run that construction does not."""
     found: dict[str, tuple[int, int]] = {}
+    # What construction ran sets what it sets. One ``seen`` for every skipped
+    # ``__init__``: what an earlier one runs is already blamed on it (the first
+    # wins), so a later one walks only what is new (a chain stays linear).
+    seen = dict.fromkeys(built.executed, False)
     for index in skipped:
         info = model.infos[index]
         assert info is not None
-        seen = dict.fromkeys(built.executed, False)  # what construction ran sets what it sets
         for step in walk(model, (index, info.methods["__init__"]), seen):
             only_there.add((step.owner, step.method.name))
             for attr in _set_names(model, step) or ():  # a name not shown: nothing to blame

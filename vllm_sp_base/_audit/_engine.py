@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._files import Discovered, discover
-from vllm_sp_base._audit._finding import AuditResult, Finding
+from vllm_sp_base._audit._finding import AuditResult
 from vllm_sp_base._audit._keys import (
     MAX_FILE_BYTES,
     TooBig,
@@ -93,10 +93,12 @@ def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileK
     probe = Project(roots, lambda path, is_package: None)
     if any(probe.module_file(name) is not None for name in saved["missing"]):
         return None  # what did not resolve might now
-    result = AuditResult(**saved["result"])
-    if not all(isinstance(f, Finding) for f in result.findings):
+    from vllm_sp_base._audit._stored import BadEntry, result_from_plain
+
+    try:
+        return result_from_plain(saved["result"]), moved
+    except BadEntry:
         return None
-    return result, moved
 
 
 def _record(sources: Sources, discovered: Discovered) -> FileKeys:
@@ -169,9 +171,12 @@ def _audit(paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions
     result.diagnostics.sort()  # threads report in the order they finish
     result.parsed = len(sources.parsed)
     if cache.enabled:
-        kept = {k: v for k, v in vars(result).items() if k != "seconds"}
+        from vllm_sp_base._audit._stored import result_to_plain
+
         cache.put_run(tree_key, {
-            "result": kept, "files": _record(sources, discovered), "missing": sorted(missing),
+            "result": result_to_plain(result),
+            "files": _record(sources, discovered),
+            "missing": sorted(missing),
         })
     sources.save_cache()
     return result

@@ -7,6 +7,7 @@ installed one of the same name. Nothing is imported or executed.
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 from collections.abc import Callable
@@ -231,20 +232,65 @@ class Project:
         if len(bases) == 1:  # C3 of one base is that base's MRO: a deep chain stays quadratic at most
             (base,) = bases
             return [ref, *(self._mro.get(base, [base]) if isinstance(base, ClassRef) else [base])]
-        sequences = [
-            list(self._mro.get(b, [b])) if isinstance(b, ClassRef) else [b] for b in bases
+        sequences: list[list[MroEntry]] = [
+            self._mro.get(b, [b]) if isinstance(b, ClassRef) else [b] for b in bases
         ]
-        sequences.append(list(bases))
-        result: list[MroEntry] = [ref]
+        sequences.append(bases)
+        merged = _c3_merge(sequences)
+        return [ref, *(merged if merged is not None else _dfs_merge(sequences))]
+
+
+def _c3_merge(sequences: list[list[MroEntry]]) -> list[MroEntry] | None:
+    """C3's merge in O(n log n) (a class with 10,000 bases is one merge):
+    each step takes the head of the first sequence whose head is in no
+    sequence's tail. ``tails`` counts an entry's places in the tails, a heap
+    holds the sequences whose head is free. None: no consistent order."""
+    sequences = [s for s in sequences if s]
+    tails: dict[MroEntry, int] = {}
+    for sequence in sequences:
+        for entry in sequence[1:]:
+            tails[entry] = tails.get(entry, 0) + 1
+    at = [0] * len(sequences)
+    heading: dict[MroEntry, list[int]] = {}
+    for index, sequence in enumerate(sequences):
+        heading.setdefault(sequence[0], []).append(index)
+    free = [i for entry, indices in heading.items() if not tails.get(entry) for i in indices]
+    heapq.heapify(free)
+    merged: list[MroEntry] = []
+    while free:
+        index = heapq.heappop(free)
+        sequence = sequences[index]
+        if at[index] >= len(sequence) or tails.get(sequence[at[index]]):
+            continue  # a sequence pushed again once it moved on
+        head = sequence[at[index]]
+        merged.append(head)
+        for moved in heading.pop(head):
+            at[moved] += 1
+            if at[moved] < len(sequences[moved]):
+                entry = sequences[moved][at[moved]]
+                tails[entry] -= 1
+                heading.setdefault(entry, []).append(moved)
+                if tails[entry] == 0:
+                    for waiting in heading[entry]:
+                        heapq.heappush(free, waiting)
+    if any(at[i] < len(s) for i, s in enumerate(sequences)):
+        return None
+    return merged
+
+
+def _dfs_merge(sequences: list[list[MroEntry]]) -> list[MroEntry]:
+    """An inconsistent hierarchy (Python would refuse the class): C3 as far
+    as it goes, then the first sequence's head, as a depth-first order would."""
+    result: list[MroEntry] = []
+    sequences = [list(s) for s in sequences if s]
+    while sequences:
+        for seq in sequences:
+            head = seq[0]
+            if not any(head in s[1:] for s in sequences):
+                break
+        else:
+            head = sequences[0][0]
+        result.append(head)
+        sequences = [[e for e in s if e != head] for s in sequences]
         sequences = [s for s in sequences if s]
-        while sequences:
-            for seq in sequences:
-                head = seq[0]
-                if not any(head in s[1:] for s in sequences):
-                    break
-            else:  # inconsistent hierarchy: Python would refuse; fall back to DFS order
-                head = sequences[0][0]
-            result.append(head)
-            sequences = [[e for e in s if e != head] for s in sequences]
-            sequences = [s for s in sequences if s]
-        return result
+    return result

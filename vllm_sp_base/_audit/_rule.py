@@ -4,7 +4,7 @@ path Python runs: during construction, or from an entry point."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from vllm_sp_base._audit._construction import (
@@ -380,7 +380,7 @@ class SkippedInitRead:
             return []
         built = construct(model)
         skipped = skipped_inits(model, built)
-        skippers = {index: self._skipper_for(index, built, model.mro) for index in skipped}
+        skippers = _skippers(skipped, built, model.mro)
         if not any(isinstance(r, ClassRef) and self.in_scope(r.module) for r in skippers.values()):
             return []
         only_skipped: set[tuple[int, str]] = set()
@@ -487,8 +487,16 @@ class SkippedInitRead:
         located = self.project.module_file(entry.module)
         return located[0] if located else entry.module
 
-    @staticmethod
-    def _skipper_for(index: int, built: Construction, mro: list[MroEntry]) -> MroEntry:
-        """The class whose ``__init__`` ran and did not run the one at ``index``."""
-        before = [i for i in range(index) if built.ran_init(i)]
-        return mro[max(before)] if before else mro[0]
+
+def _skippers(skipped: Iterable[int], built: Construction, mro: list[MroEntry]) -> dict[int, MroEntry]:
+    """For each skipped index, the class whose ``__init__`` ran last before it
+    and did not run it (the class itself where none ran): one pass over the MRO."""
+    wanted = set(skipped)
+    found: dict[int, MroEntry] = {}
+    last_ran = 0
+    for index in range(max(wanted, default=-1) + 1):
+        if index in wanted:
+            found[index] = mro[last_ran]
+        if built.ran_init(index):
+            last_ran = index
+    return found

@@ -9,7 +9,7 @@ from typing import Any
 from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._finding import AuditResult
 from vllm_sp_base._audit._keys import MAX_FILE_BYTES, TooBig, content_key, read_file
-from vllm_sp_base._audit._model import ModuleInfo, attach_sources, detach_sources
+from vllm_sp_base._audit._model import ModuleInfo, attach_sources
 from vllm_sp_base._audit._prescan import FileScan, read_and_scan, scan, scanned
 from vllm_sp_base._audit._workers import Workers, summarize_or_reason
 
@@ -34,7 +34,7 @@ class Sources:
         self.memo: dict[bytes, Any] = {}
         self.reported: set[str] = set()
         self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
-        self.parsed: set[str] = set()  # audited files summarised
+        self.parsed: set[str] = set()  # audited files summarised (now or in the cache)
         self.stored: list[bytes] = []  # keys this process added to the cache
         self.workers = Workers(self.texts)
 
@@ -68,7 +68,10 @@ class Sources:
                 continue
             job_kind = kind if kind == b"S" else self.summary_kinds[path.endswith("__init__.py")]
             key = self.keys[path] + job_kind
-            if self._lookup(key, path) is None and self._decodable(path, self.texts[path]):
+            if self._lookup(key, path) is not None:
+                if kind != b"S" and path in self.audited:
+                    self.parsed.add(path)  # summarised by an earlier run: counted the same
+            elif self._decodable(path, self.texts[path]):
                 todo.append((path, job_kind, key))
         for (path, _, key), value in zip(todo, self.workers.map([(p, k) for p, k, _ in todo])):
             if isinstance(value, ModuleInfo):
@@ -101,13 +104,9 @@ class Sources:
         return data, found
 
     def save_cache(self) -> None:
-        """Summaries are cached without their file's bytes: whoever reads one
-        back has just read that file. (The run is over: nothing parses a body
-        of these any more.)"""
+        """Summaries are cached without their file's bytes (see ``_stored``):
+        whoever reads one back has just read that file."""
         if self.cache.enabled:
-            for value in self.cache.entries.values():
-                if isinstance(value, ModuleInfo):
-                    detach_sources(value)
             self.cache.save()
 
     def problem(self, path: str, reason: str) -> None:
@@ -142,8 +141,8 @@ class Sources:
                 return None
             cached = summarize_or_reason(data, path, kind)
             self._store(key, cached)
-            if path in self.audited:
-                self.parsed.add(path)
+        if path in self.audited:
+            self.parsed.add(path)  # parsed now or by an earlier run: one count
         if isinstance(cached, str):
             self.problem(path, cached)
             return None

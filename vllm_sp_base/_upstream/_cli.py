@@ -29,7 +29,7 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from vllm_sp_base._upstream import _apply, _output, _plan
+        from vllm_sp_base._upstream import _apply, _atomic, _output, _plan
     except ImportError as error:  # libcst is the `upstream` extra
         return _fail(f"needs libcst ({error.name} is missing): pip install 'vllm-sp-base[upstream]'")
     given = args.vllm_src
@@ -44,6 +44,17 @@ def run(args: argparse.Namespace) -> int:
     except _plan.SourceTreeError as error:
         return _fail(str(error))
 
+    if args.write:  # the tree as a killed --write would have left it once done
+        try:
+            finished = _atomic.finish_interrupted(root)
+        except _atomic.JournalError as error:
+            return _fail(str(error))
+        except OSError as error:
+            return _fail(f"{error.filename or root}: cannot finish an interrupted write: "
+                         f"{error.strerror or error}")
+        if finished:
+            print(f"{_PROG}: finished an interrupted --write: {len(finished)} file(s) moved into place",
+                  file=sys.stderr)
     result = _apply.build(root)
     for path, reason in result.problems:
         print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
@@ -86,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"rewrote {len(result.files)} file(s) under {root}")
     except _output.OutputError as error:
         return _fail(str(error))
+    except _atomic.JournalError as error:
+        return _fail(str(error))
     except OSError as error:
-        return _fail(f"{error.filename or ''}: {error.strerror or error}; nothing half-written")
+        return _fail(f"{error.filename or ''}: {error.strerror or error}; nothing half-written "
+                     "(a rerun with --write finishes a write that had begun)")
     return EXIT_INCOMPLETE if result.problems else EXIT_DONE

@@ -1,8 +1,7 @@
 """Where the rewrite goes: a git patch, the tree itself, or a separate folder.
 
-Every file is written to a temporary sibling first and moved into place with
-``os.replace``, and the tree is only touched once every new file is on disk:
-an interrupted run leaves each file either as it was or fully rewritten.
+Files are written all or none (see ``_atomic``): a run killed at any moment
+leaves the tree as it was, or one the next ``--write`` run completes.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import tempfile
 from collections.abc import Iterable
 
 from vllm_sp_base._upstream._apply import FileChange
+from vllm_sp_base._upstream._atomic import write_all
 
 PATCH_NAME = "vllm-sp-base-upstream.patch"
 _NO_NEWLINE = "\\ No newline at end of file\n"
@@ -46,33 +46,6 @@ def _inside(path: str, root: str) -> bool:
     return os.path.commonpath([os.path.realpath(path), real_root]) == real_root
 
 
-def _write_all(targets: list[tuple[str, str]]) -> None:
-    """Write every (path, text) through a temporary sibling, then move all into place."""
-    staged: list[tuple[str, str]] = []
-    try:
-        for path, text in targets:
-            directory = os.path.dirname(path)
-            os.makedirs(directory, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(
-                dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".vllm-sp-base"
-            )
-            staged.append((temporary, path))
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(text.encode("utf-8"))
-                stream.flush()
-                os.fsync(stream.fileno())
-            if os.path.exists(path):
-                shutil.copymode(path, temporary)
-            else:
-                os.chmod(temporary, 0o644)
-        for temporary, path in staged:
-            os.replace(temporary, path)
-    finally:
-        for temporary, _ in staged:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-
-
 def write_tree(root: str, files: list[FileChange]) -> None:
     """Rewrite the tree under ``root`` in place; every path stays inside it."""
     targets = []
@@ -80,8 +53,9 @@ def write_tree(root: str, files: list[FileChange]) -> None:
         path = os.path.join(root, *change.path.split("/"))
         if not _inside(path, root):
             raise OutputError(f"{change.path}: resolves outside {root}; nothing written")
-        targets.append((path, change.after))
-    _write_all(targets)
+        # The real path: a file linked from elsewhere in the tree stays a link.
+        targets.append((os.path.realpath(path), change.after))
+    write_all(root, targets)
 
 
 def write_out(out: str, root: str, files: list[FileChange], text: str) -> str:
@@ -95,8 +69,9 @@ def write_out(out: str, root: str, files: list[FileChange], text: str) -> str:
         raise OutputError(f"{out}: on Python's import path, so its partial vllm/ would shadow "
                           "the real vLLM; choose another --out")
     patch_path = os.path.join(out, PATCH_NAME)
-    _write_all([(os.path.join(out, *c.path.split("/")), c.after) for c in files]
-               + [(patch_path, text)])
+    os.makedirs(out, exist_ok=True)
+    write_all(out, [(os.path.join(out, *c.path.split("/")), c.after) for c in files]
+              + [(patch_path, text)])
     return patch_path
 
 
