@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base._audit._built import only_a_base
-from vllm_sp_base._audit._finding import Finding
+from vllm_sp_base._audit._finding import Finding, Unresolved
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
 from vllm_sp_base._audit._options import RuleOptions
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
+from vllm_sp_base._audit._unresolved import unresolved_bases
 from vllm_sp_base._audit._workers import processes
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class Checked:
     missing: list[str] = field(default_factory=list)  # modules looked for, not found: dependencies too
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
     only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
+    unresolved: list[Unresolved] = field(default_factory=list)  # bases that resolve to no class
 
 
 class CandidateChecker:
@@ -96,6 +98,7 @@ class CandidateChecker:
                 if self.names is not None and class_name not in self.names:
                     continue
                 try:
+                    checked.unresolved += unresolved_bases(project, ClassRef(name, class_name), path)
                     findings = rule.check(ClassRef(name, class_name))
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)

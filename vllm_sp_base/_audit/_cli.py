@@ -7,11 +7,12 @@ import importlib.util
 import os
 import sys
 
-from vllm_sp_base._audit import _report
+from vllm_sp_base._audit import _report, _text
 from vllm_sp_base._audit._cache import Cache, default_dir
 from vllm_sp_base._audit._config import ConfigError, load_settings
-from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit._engine import AuditResult, audit
 from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS
+from vllm_sp_base._audit._text import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -19,9 +20,19 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="files or directories (default: the installed vLLM package)")
-    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    parser.add_argument("--fail-on", choices=("error", "warning"), default="warning",
-                        help="lowest severity that makes the exit code 1 (default: warning)")
+    parser.add_argument("--output-format", "--format", dest="format", choices=FORMATS,
+                        default="grouped",
+                        help="grouped: by class, errors first (default); full: one line a "
+                             "finding with its whole message; concise: one short line a finding; "
+                             "json; sarif (2.1.0); github: workflow annotations")
+    parser.add_argument("--statistics", action="store_true",
+                        help="also print how many findings each skipped __init__ causes")
+    parser.add_argument("--fail-on", type=_fail_on, default=frozenset({"warning", "unresolved"}),
+                        metavar="WHAT",
+                        help="what makes the exit code 1, comma-separated: error (errors only), "
+                             "warning (warnings and errors), unresolved (a base that could not be "
+                             "resolved); default: warning,unresolved. A file that could not be "
+                             "audited always does.")
     baseline = parser.add_mutually_exclusive_group()
     baseline.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
     baseline.add_argument("--write-baseline", metavar="FILE",
@@ -42,6 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reach is at most a warning")
     parser.add_argument("--show-unreachable", action="store_true", default=None,
                         help="also report, as notes, reads that no entry point reaches")
+
+
+def _fail_on(text: str) -> frozenset[str]:
+    chosen = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(chosen - {"error", "warning", "unresolved"})
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: choose from error, warning, unresolved (comma-separated)")
+    return chosen
 
 
 def _directory(text: str) -> str:
@@ -111,24 +131,43 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_CLEAN
     result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
-    if args.format == "json":
-        print(_report.as_json(result))
-    elif args.format == "sarif":
-        print(_report.sarif(result))
-    else:
-        if result.findings:
-            print(_report.text(result))
-        if result.diagnostics:
-            print(_report.diagnostics_text(result), file=sys.stderr)
-        errors = sum(f.severity == "error" for f in result.findings)
-        print(
-            f"vllm-sp-base audit: {len(result.findings)} finding(s) ({errors} error(s)) in "
-            f"{result.files} file(s); {len(result.diagnostics)} file(s) could not be audited",
-            file=sys.stderr,
-        )
-    failing = [
-        f for f in result.findings
-        if f.severity == "error" or (args.fail_on == "warning" and f.severity == "warning")
-    ]
+    _print(result, args.format, args.statistics)
+    severities = {"error"} if "error" in args.fail_on else set()
+    if "warning" in args.fail_on:
+        severities |= {"error", "warning"}
+    failing = [f for f in result.findings if f.severity in severities]
+    unresolved = result.unresolved if "unresolved" in args.fail_on else []
     # A file the audit could not read or parse was not checked: never "clean".
-    return EXIT_FINDINGS if failing or result.diagnostics else EXIT_CLEAN
+    return EXIT_FINDINGS if failing or unresolved or result.diagnostics else EXIT_CLEAN
+
+
+def _print(result: AuditResult, form: str, statistics: bool) -> None:
+    """The report on stdout; in the text formats, what could not be checked
+    and the summary on stderr (stdout stays the findings alone)."""
+    if form == "json":
+        print(_report.as_json(result))
+        return
+    if form == "sarif":
+        print(_report.sarif(result))
+        return
+    colour = form == "grouped" and _colour(sys.stdout)
+    render = {"grouped": lambda r: _text.grouped(r, colour), "full": _text.full,
+              "concise": _text.concise, "github": _text.github}[form]
+    report = render(result)
+    if report:
+        print(report)
+    if statistics and result.findings:
+        print(_text.statistics(result))
+    if form == "github":
+        return
+    for line in _text.unresolved_lines(result.unresolved):
+        print(f"vllm-sp-base audit: {line}", file=sys.stderr)
+    for path, reason in result.diagnostics:
+        print(f"{_text.display(path)}: cannot audit: {reason}", file=sys.stderr)
+    print(_text.summary(result), file=sys.stderr)
+
+
+def _colour(stream: object) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"

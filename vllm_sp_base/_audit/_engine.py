@@ -226,6 +226,7 @@ def _check(
         result.findings += checked.findings
         result.suppressed += checked.suppressed
         result.only_bases += checked.only_bases
+        result.unresolved += checked.unresolved
         for path, reason in checked.problems:
             sources.problem(path, reason)
         sources.parsed |= checked.parsed
@@ -236,5 +237,6 @@ def _check(
             if key not in sources.memo:  # the cache only: it comes without its file's bytes
                 sources.cache.put(key, value)
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
+    result.unresolved.sort(key=lambda u: (u.path, u.line, u.base))
     result.lap("candidates, their MROs, the rule", start)
     return missing

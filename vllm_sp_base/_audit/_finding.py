@@ -80,6 +80,23 @@ class Finding:
         return f"{self.code}:{self.class_name}:{self.attribute}"
 
 
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    """A base of an audited class that resolves to no class the source shows,
+    where the class's own ``__init__`` may skip it: what it skips is unknown."""
+
+    path: str
+    line: int
+    class_name: str  # dotted: module.Class
+    base: str  # as written in the class header
+    reason: str  # "module torch.nn not found", ...
+
+    @property
+    def message(self) -> str:
+        short = self.class_name.rsplit(".", 1)[-1]
+        return f"base {self.base} of {short} not resolved ({self.reason}): what it sets is unknown"
+
+
 @dataclass
 class AuditResult:
     findings: list[Finding] = field(default_factory=list)
@@ -88,6 +105,7 @@ class AuditResult:
     parsed: int = 0
     suppressed: int = 0
     only_bases: list[str] = field(default_factory=list)  # classes never built on their own
+    unresolved: list[Unresolved] = field(default_factory=list)
     # Wall seconds of each phase of this run (``bench/audit_speed.py`` prints
     # them); empty when the whole-run cache answered.
     seconds: dict[str, float] = field(default_factory=dict)

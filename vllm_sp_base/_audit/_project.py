@@ -184,6 +184,27 @@ class Project:
             found = self.lookup(found.name, part, depth + 1)
         return found
 
+    def why_unresolved(self, module: str, dotted_name: str) -> str:
+        """Why ``dotted_name``, written in ``module``, resolves to no class the
+        source shows: the module it comes from is not found (a package not
+        installed where the audit runs), or that module does not define it."""
+        first, *rest = dotted_name.split(".")
+        info = self.module(module)
+        imp = None if info is None else info.imports.get(first) or info.fallback_imports.get(first)
+        if info is None or imp is None:
+            return "bound where the audit does not follow (an import under try or if, an assignment)"
+        source = self.absolute(module, info.is_package, imp)
+        target = f"{source}.{imp.name}" if imp.name is not None else source
+        dotted = ".".join([target, *rest])
+        parts = dotted.split(".")
+        for end in range(len(parts), 0, -1):  # the longest prefix that is a module
+            if self.module_file(".".join(parts[:end])) is not None:
+                found = ".".join(parts[:end])
+                if end == len(parts):
+                    return f"{dotted} is a module, not a class"
+                return f"{found} has no class {'.'.join(parts[end:])} the source shows"
+        return f"module {'.'.join(parts[:-1]) or parts[0]} not found"
+
     def class_info(self, ref: ClassRef) -> ClassInfo | None:
         info = self.module(ref.module)
         return None if info is None else info.classes.get(ref.name)

@@ -10,23 +10,10 @@ from vllm_sp_base._audit._engine import AuditResult
 from vllm_sp_base._audit._finding import Finding
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def _display(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
-def text(result: AuditResult) -> str:
-    lines = [
-        f"{_display(f.path)}:{f.line}:{f.col}: {f.code} [{f.severity}] {f.message}"
-        for f in result.findings
-    ]
-    return "\n".join(lines)
-
-
-def diagnostics_text(result: AuditResult) -> str:
-    return "\n".join(f"{_display(path)}: cannot audit: {reason}" for path, reason in result.diagnostics)
+#: Where the tool and its rule are documented (``[project.urls]`` in pyproject.toml).
+HOMEPAGE = "https://github.com/vllm-sp-base/vllm-sp-base"
+RULE_DOC = f"{HOMEPAGE}/blob/main/docs/audit.md"
+SRCROOT = "%SRCROOT%"
 
 
 def as_json(result: AuditResult) -> str:
@@ -39,6 +26,11 @@ def as_json(result: AuditResult) -> str:
             "parsed": result.parsed,
             "suppressed": result.suppressed,
             "only_bases": result.only_bases,  # never built alone: checked through their subclasses
+            "unresolved": [
+                {"file": u.path, "line": u.line, "class": u.class_name, "base": u.base,
+                 "reason": u.reason, "message": u.message}
+                for u in result.unresolved
+            ],
             "findings": [f.to_json() for f in result.findings],
             "diagnostics": [{"path": p, "message": m} for p, m in result.diagnostics],
         },
@@ -49,7 +41,7 @@ def as_json(result: AuditResult) -> str:
 def _location(path: str, line: int, col: int = 1, message: str | None = None) -> dict[str, Any]:
     location: dict[str, Any] = {
         "physicalLocation": {
-            "artifactLocation": {"uri": _uri(path)},
+            "artifactLocation": _artifact(path),
             "region": {"startLine": max(line, 1), "startColumn": max(col, 1)},
         }
     }
@@ -58,8 +50,23 @@ def _location(path: str, line: int, col: int = 1, message: str | None = None) ->
     return location
 
 
-def _uri(path: str) -> str:
-    return "file://" + os.path.abspath(path) if os.path.isabs(path) else path.replace(os.sep, "/")
+def _artifact(path: str) -> dict[str, str]:
+    """Relative to the working directory (the checkout a code-scanning upload
+    resolves against: ``%SRCROOT%``); a file outside it (an installed package)
+    keeps its absolute ``file://`` URI, the only name it has."""
+    from urllib.parse import quote
+
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    if relative.startswith(os.pardir):
+        return {"uri": "file://" + quote(absolute.replace(os.sep, "/"))}
+    return {"uri": quote(relative.replace(os.sep, "/")), "uriBaseId": SRCROOT}
+
+
+def _directory_uri(directory: str) -> str:
+    from urllib.parse import quote
+
+    return "file://" + quote(directory.replace(os.sep, "/").rstrip("/") + "/")
 
 
 def _code_flow(finding: Finding) -> dict[str, Any]:
@@ -98,6 +105,9 @@ def sarif(result: AuditResult) -> str:
     notifications = [
         {"level": "warning", "message": {"text": reason}, "locations": [_location(path, 1)]}
         for path, reason in result.diagnostics
+    ] + [
+        {"level": "warning", "message": {"text": u.message}, "locations": [_location(u.path, u.line)]}
+        for u in result.unresolved
     ]
     doc = {
         "$schema": SARIF_SCHEMA,
@@ -108,7 +118,7 @@ def sarif(result: AuditResult) -> str:
                     "driver": {
                         "name": "vllm-sp-base",
                         "version": __version__,
-                        "informationUri": "https://github.com/vllm-project/vllm",
+                        "informationUri": HOMEPAGE,
                         "rules": [
                             {
                                 "id": rule.CODE,
@@ -117,10 +127,15 @@ def sarif(result: AuditResult) -> str:
                                     "text": "inherited read of an attribute only a skipped __init__ sets"
                                 },
                                 "fullDescription": {"text": " ".join((rule.__doc__ or "").split())},
+                                "helpUri": RULE_DOC,
+                                "help": {"text": f"How to read and fix a finding: {RULE_DOC}"},
                                 "defaultConfiguration": {"level": "error"},
                             }
                         ],
                     }
+                },
+                "originalUriBaseIds": {
+                    SRCROOT: {"uri": _directory_uri(os.getcwd())},
                 },
                 "invocations": [
                     {"executionSuccessful": True, "toolExecutionNotifications": notifications}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vllm_sp_base._audit._finding import AuditResult, Finding, Frame
+from vllm_sp_base._audit._finding import AuditResult, Finding, Frame, Unresolved
 from vllm_sp_base._audit._model import (
     Body,
     Call,
@@ -185,13 +185,14 @@ def result_to_plain(result: AuditResult) -> tuple[Any, ...]:
         (*(getattr(f, name) for name in _FINDING_FIELDS), [(s.method, s.path, s.line) for s in f.chain])
         for f in result.findings
     ]
+    unresolved = [(u.path, u.line, u.class_name, u.base, u.reason) for u in result.unresolved]
     return (findings, result.diagnostics, result.files, result.parsed, result.suppressed,
-            result.only_bases)
+            result.only_bases, unresolved)
 
 
 def result_from_plain(plain: Any) -> AuditResult:
     try:
-        findings, diagnostics, files, parsed, suppressed, only_bases = plain
+        findings, diagnostics, files, parsed, suppressed, only_bases, unresolved = plain
         return AuditResult(
             findings=[_finding_from(f) for f in _each(findings, list)],
             diagnostics=[_typed(pair, _PAIR) for pair in _each(diagnostics, list)],
@@ -199,6 +200,7 @@ def result_from_plain(plain: Any) -> AuditResult:
             parsed=_int(parsed),
             suppressed=_int(suppressed),
             only_bases=[_str(b) for b in _each(only_bases, list)],
+            unresolved=[Unresolved(*_typed(u, _UNRESOLVED_TYPES)) for u in _each(unresolved, list)],
         )
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
         raise BadEntry(str(error)) from None
@@ -209,6 +211,7 @@ _FINDING_TYPES = _types(Finding, _FINDING_FIELDS)
 _SCAN_TYPES = ((str,), (tuple,), (tuple,), (bool,), (bool,), (bool,))
 _PAIR = ((str,), (str,))
 _FRAME_TYPES = ((str,), (str,), (int,))
+_UNRESOLVED_TYPES = ((str,), (int,), (str,), (str,), (str,))
 _BODY_TYPES = ((int,), (int,), (int,), (bool,), (str,), (str,))
 _IMPORT_TYPES = ((int,), (str, type(None)), (str, type(None)))
 

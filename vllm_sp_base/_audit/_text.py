@@ -1,0 +1,157 @@
+"""What a person reads: findings grouped by class (the default), one line a
+finding (``full``, ``concise``), GitHub annotations, a closing summary and
+``--statistics``. JSON and SARIF are in ``_report``."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from vllm_sp_base._audit._finding import AuditResult, Finding, Unresolved
+
+FORMATS = ("grouped", "full", "concise", "json", "sarif", "github")
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
+_COLOURS = {"error": "\033[1;31m", "warning": "\033[33m", "note": "\033[36m", "bold": "\033[1m",
+            "dim": "\033[2m"}
+_RESET = "\033[0m"
+
+
+def display(path: str) -> str:
+    """A path relative to the working directory when it lies below it."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if relative.startswith("..") else relative
+
+
+def _short(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1]
+
+
+class _Paint:
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{_COLOURS[style]}{text}{_RESET}" if self.colour else text
+
+
+def fix_hint(finding: Finding) -> str:
+    skipper, skipped = _short(finding.skipped_by), _short(finding.skipped_init)
+    return (f"call {skipped}.__init__ from {skipper}.__init__, set self.{finding.attribute} there, "
+            f"or give it a class-level default (vllm_sp_base.SequenceParallelDefaults for the SP flags)")
+
+
+def grouped(result: AuditResult, colour: bool = False) -> str:
+    """One header a class and skipped ``__init__``, one line an attribute;
+    classes with an error first."""
+    paint = _Paint(colour)
+    groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for finding in result.findings:
+        groups[(finding.class_name, finding.skipped_init)].append(finding)
+
+    def rank(key: tuple[str, str]) -> tuple[int, str, int]:
+        found = groups[key]
+        return (min(_SEVERITY_ORDER[f.severity] for f in found), found[0].path, found[0].line)
+
+    lines: list[str] = []
+    for key in sorted(groups, key=rank):
+        found = sorted(groups[key], key=lambda f: (_SEVERITY_ORDER[f.severity], f.attribute))
+        first = found[0]
+        via = "" if first.skipped_by == first.class_name else f", via {_short(first.skipped_by)}"
+        lines.append(paint("bold", f"{display(first.path)}:{first.line}:{first.col}: "
+                                   f"{_short(first.class_name)} skips {_short(first.skipped_init)}.__init__ "
+                                   f"({display(first.skipped_path)}){via}"))
+        width = max(len(f.attribute) for f in found) + 5
+        for f in found:
+            owner, _, method = f.method.rpartition(".")
+            where = f"{_short(owner)}.{method} at {display(f.read_path)}:{f.read_line}"
+            when = "while built" if f.entry == "__init__" else (f"from {f.entry}" if f.entry else "unreached")
+            lines.append(f"  {paint(f.severity, f'{f.severity:<7}')} {f'self.{f.attribute}':<{width}} "
+                         f"{where} ({when}){f.via}")
+        lines.append(paint("dim", f"  fix: {fix_hint(first)}"))
+    return "\n".join(lines)
+
+
+def full(result: AuditResult) -> str:
+    return "\n".join(
+        f"{display(f.path)}:{f.line}:{f.col}: {f.code} [{f.severity}] {f.message}" for f in result.findings
+    )
+
+
+def concise(result: AuditResult) -> str:
+    return "\n".join(
+        f"{display(f.path)}:{f.line}:{f.col}: {f.code} [{f.severity}] {_short(f.class_name)}: "
+        f"self.{f.attribute} read at {display(f.read_path)}:{f.read_line}, set only by skipped "
+        f"{_short(f.skipped_init)}.__init__"
+        for f in result.findings
+    )
+
+
+def _escape(text: str, *, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def github(result: AuditResult) -> str:
+    """Workflow commands: each finding an annotation on its class line."""
+    level = {"error": "error", "warning": "warning", "note": "notice"}
+    lines = [
+        f"::{level[f.severity]} file={_escape(display(f.path), prop=True)},line={f.line},col={f.col},"
+        f"title={_escape(f'{f.code} self.{f.attribute}', prop=True)}::{_escape(f.message)}"
+        for f in result.findings
+    ]
+    lines += [
+        f"::warning file={_escape(display(u.path), prop=True)},line={u.line},"
+        f"title=unresolved base::{_escape(u.message)}"
+        for u in result.unresolved
+    ]
+    return "\n".join(lines)
+
+
+def unresolved_lines(unresolved: Iterable[Unresolved]) -> list[str]:
+    """One line a base and reason, with the classes it hides."""
+    by_base: dict[tuple[str, str], list[Unresolved]] = defaultdict(list)
+    for u in unresolved:
+        by_base[(u.base, u.reason)].append(u)
+    lines = []
+    for (base, reason), found in sorted(by_base.items()):
+        where = ", ".join(f"{_short(u.class_name)} ({display(u.path)}:{u.line})" for u in found[:3])
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        lines.append(f"unresolved base {base}: {reason}; not checked past it: {where}{more}")
+    return lines
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def summary(result: AuditResult) -> str:
+    """``Found 1 error and 24 warnings in 20 classes (21 skipped __init__s); ...``"""
+    severities = Counter(f.severity for f in result.findings)
+    classes = {f.class_name for f in result.findings}
+    skipped = {(f.class_name, f.skipped_init) for f in result.findings}
+    counts = [_plural(severities[s], s) for s in ("error", "warning", "note") if severities[s] or s != "note"]
+    text = (f"Found {' and '.join(counts[:2]) if len(counts) < 3 else ', '.join(counts)} in "
+            f"{_plural(len(classes), 'class', 'classes')} ({_plural(len(skipped), 'skipped __init__')}); "
+            f"{_plural(result.files, 'file')} audited")
+    if result.suppressed:
+        text += f", {result.suppressed} suppressed by noqa"
+    bases = {(u.base, u.reason) for u in result.unresolved}
+    if bases:
+        text += f"; {_plural(len(bases), 'base')} could not be resolved"
+    if result.diagnostics:
+        text += f"; {_plural(len(result.diagnostics), 'file')} could not be audited"
+    return text + "."
+
+
+def statistics(result: AuditResult) -> str:
+    """Counts by skipped ``__init__``, most first: where a fix helps most."""
+    by_init: dict[str, list[Finding]] = defaultdict(list)
+    for f in result.findings:
+        by_init[f.skipped_init].append(f)
+    lines = []
+    for init, found in sorted(by_init.items(), key=lambda item: (-len(item[1]), item[0])):
+        errors = sum(f.severity == "error" for f in found)
+        lines.append(f"{len(found):>5}  {init}.__init__ skipped: {len({f.class_name for f in found})} "
+                     f"class(es), {errors} error(s)")
+    return "\n".join(lines)
