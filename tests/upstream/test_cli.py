@@ -224,3 +224,11 @@ def test_out_on_the_import_path_is_refused_so_nothing_shadows_vllm(
     monkeypatch.syspath_prepend(str(out))
     code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out))
     assert code == 2 and "would shadow the real vLLM" in err and not out.exists()
+
+
+def test_write_needs_a_named_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    # Without --vllm-src a dry run reads the installed vLLM; --write would
+    # rewrite site-packages: refused, one line, nothing read or written.
+    code, out, err = run(capsys, "--write")
+    assert code == 2 and out == "" and "--write rewrites a tree in place" in err and err.count("\n") == 1
+

@@ -37,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     baseline.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
     baseline.add_argument("--write-baseline", metavar="FILE",
                           help="record the current findings in FILE and exit 0")
+    parser.add_argument("--python", metavar="PYTHON", type=_interpreter, default=None,
+                        help="resolve bases from the packages of this interpreter (the vLLM "
+                             "environment) instead of the one running the audit; nothing of it "
+                             "is imported into the audit")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--cache-dir", default=None, type=_directory,
                         help=f"cache location (default: {default_dir() or 'none, no home directory'})")
@@ -53,6 +57,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reach is at most a warning")
     parser.add_argument("--show-unreachable", action="store_true", default=None,
                         help="also report, as notes, reads that no entry point reaches")
+
+
+def _interpreter(text: str) -> list[str]:
+    """The import path of another Python: asked of it (``sys.path``), nothing imported here."""
+    import json
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [text, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        found = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired) as error:
+        raise argparse.ArgumentTypeError(f"{text}: cannot run it as Python ({error})") from None
+    if not isinstance(found, list) or not all(isinstance(p, str) for p in found):
+        raise argparse.ArgumentTypeError(f"{text}: not a Python interpreter (exit {done.returncode})")
+    return [p for p in found if p and os.path.isdir(p)]
+
+
+def print_rule(args: argparse.Namespace) -> int:
+    """``vllm-sp-base rule SPB001``: what the rule finds, its examples, its doc."""
+    import inspect
+    import textwrap
+
+    from vllm_sp_base._audit._report import RULE_DOC
+    from vllm_sp_base._audit._rule import SkippedInitRead as rule
+
+    if args.code.upper() != rule.CODE:
+        print(f"vllm-sp-base rule: error: unknown rule {args.code!r} (there is {rule.CODE})",
+              file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{rule.CODE}: {rule.__name__}\n")
+    print(inspect.cleandoc(rule.__doc__ or ""))
+    for title, examples in (("Reported", rule.INVALID), ("Not reported", rule.VALID)):
+        for example in examples[:2]:
+            print(f"\n{title}:\n{textwrap.indent(example.source.strip(), '    ')}")
+    print(f"\nMore examples: {len(rule.VALID)} valid and {len(rule.INVALID)} reported in the rule's "
+          f"source; the whole story: {RULE_DOC}")
+    return EXIT_CLEAN
 
 
 def _fail_on(text: str) -> frozenset[str]:
@@ -118,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         result = audit(
             paths, cache=cache, parse_all=args.parse_all,
             entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
-            feature_entry_points=settings.feature_entry_points,
+            feature_entry_points=settings.feature_entry_points, import_path=args.python,
         )
     except FileNotFoundError as error:
         return _fail(f"{error}: no such file or directory")

@@ -37,8 +37,11 @@ if TYPE_CHECKING:
 __all__ = ["AuditResult", "audit", "search_roots"]
 
 
-def search_roots(audited_roots: list[str]) -> list[str]:
-    extra = [p for p in sys.path if p and os.path.isdir(p) and p not in audited_roots]
+def search_roots(audited_roots: list[str], import_path: Sequence[str] | None = None) -> list[str]:
+    """The audited roots, then the import path (``sys.path`` of the Python that
+    runs the audit, or another's: ``--python``)."""
+    path = sys.path if import_path is None else import_path
+    extra = [p for p in path if p and os.path.isdir(p) and p not in audited_roots]
     return audited_roots + [os.path.abspath(p) for p in extra]
 
 
@@ -124,24 +127,29 @@ def audit(
     entry_points: Sequence[str] = DEFAULT_ENTRY_POINTS,
     show_unreachable: bool = False,
     feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
+    import_path: Sequence[str] | None = None,
 ) -> AuditResult:
-    """Raises FileNotFoundError for a path that does not exist."""
+    """Raises FileNotFoundError for a path that does not exist. ``import_path``:
+    where bases are resolved past the audited roots (default: ``sys.path``)."""
     options = RuleOptions(tuple(entry_points), show_unreachable, tuple(feature_entry_points))
     # Parsing allocates millions of short-lived, acyclic objects: the cyclic
     # collector would walk them again and again for nothing (~15% of a cold run).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _audit(paths, cache, parse_all, options)
+        return _audit(paths, cache, parse_all, options, import_path)
     finally:
         if collecting:
             gc.enable()
 
 
-def _audit(paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions) -> AuditResult:
+def _audit(
+    paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions,
+    import_path: Sequence[str] | None,
+) -> AuditResult:
     start = time.perf_counter()
     discovered = discover(paths)
-    roots = search_roots(discovered.roots)
+    roots = search_roots(discovered.roots, import_path)
     tree_key = _tree_key(discovered, roots, parse_all, options) if cache.enabled else b""
     saved = cache.get_run(tree_key)
     reused = _reuse(saved, roots) if saved is not None else None

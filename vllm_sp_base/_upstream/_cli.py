@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--vllm-src", metavar="DIR",
         help="a vLLM source tree: the folder holding vllm/, or vllm/ itself "
-             "(default: the installed vLLM; a dry run changes nothing)",
+             "(default, for a dry run or --out only: the installed vLLM; --write needs it)",
     )
     parser.add_argument("--write", action="store_true", help="rewrite the tree in place")
     parser.add_argument("--out", metavar="DIR",
@@ -33,6 +33,9 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:  # libcst is the `upstream` extra
         return _fail(f"needs libcst ({error.name} is missing): pip install 'vllm-sp-base[upstream]'")
     given = args.vllm_src
+    if given is None and args.write:
+        return _fail("--write rewrites a tree in place: name it with --vllm-src DIR "
+                     "(the installed vLLM is never rewritten by default)")
     if given is None:
         from vllm_sp_base._audit._cli import installed_vllm
 
