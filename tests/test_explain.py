@@ -53,3 +53,41 @@ def test_bad_input_is_one_line_and_exit_2(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_pasted_vllm_serve_line_is_read_and_what_is_ignored_is_said(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["explain", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--max-model-len",
+            "8192", "--all2all-backend=naive", "--enable-expert-parallel", "--data-parallel-size=2"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "TP=8 DP=2" in out and "naive was removed: vLLM uses allgather_reducescatter" in out
+    assert "SP-MoE (ParallelConfig.use_sequence_parallel_moe): ON" in out
+    assert out.rstrip().endswith(
+        "ignored (not about the gates): vllm serve deepseek-ai/DeepSeek-V3.2 --max-model-len 8192")
+
+
+def test_no_enable_expert_parallel_and_the_failing_condition_is_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = _json(capsys, "-tp", "8", "-dp", "2", "--no-enable-expert-parallel")
+    assert result["sequence_parallel_moe"] is False and "ignored" not in result
+    assert main(["explain", "-tp", "8", "-dp", "2", "--no-enable-expert-parallel"]) == 0
+    assert "off because enable_expert_parallel=False is false" in capsys.readouterr().out
+
+
+def test_other_commands_still_refuse_unknown_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["audit", "--max-model-len", "8192"])
+    assert exit_info.value.code == 2
+    assert "unrecognized arguments: --max-model-len" in capsys.readouterr().err
+
+
+def test_every_option_has_help() -> None:
+    from vllm_sp_base._main import _parser
+
+    parser = _parser()
+    explain = parser._subparsers._group_actions[0].choices["explain"]  # type: ignore[union-attr]
+    assert all(action.help for action in explain._actions)
+

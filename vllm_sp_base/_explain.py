@@ -34,12 +34,21 @@ def _backend(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    # Same flags and defaults as ``vllm serve``.
-    parser.add_argument("--tensor-parallel-size", "-tp", type=_positive, default=1)
-    parser.add_argument("--data-parallel-size", "-dp", type=_positive, default=1)
-    parser.add_argument("--pipeline-parallel-size", "-pp", type=_positive, default=1)
-    parser.add_argument("--enable-expert-parallel", "-ep", action="store_true")
-    parser.add_argument("--all2all-backend", type=_backend, default="allgather_reducescatter")
+    # Same flags and defaults as ``vllm serve``; a pasted ``vllm serve MODEL ...``
+    # line is accepted: what does not bear on the gates is named and ignored.
+    parser.add_argument("command_line", nargs="*", metavar="WORD",
+                        help="the rest of a pasted `vllm serve MODEL ...` line (ignored, said so)")
+    parser.add_argument("--tensor-parallel-size", "-tp", type=_positive, default=1,
+                        help="tensor-parallel size (default 1)")
+    parser.add_argument("--data-parallel-size", "-dp", type=_positive, default=1,
+                        help="data-parallel size (default 1): SP-MoE needs more than 1")
+    parser.add_argument("--pipeline-parallel-size", "-pp", type=_positive, default=1,
+                        help="pipeline-parallel size (default 1): model-level SP needs exactly 1")
+    parser.add_argument("--enable-expert-parallel", "-ep", action=argparse.BooleanOptionalAction,
+                        default=False, help="expert parallelism for MoE layers (default off)")
+    parser.add_argument("--all2all-backend", type=_backend, default="allgather_reducescatter",
+                        help="MoE all2all backend as vllm serve takes it; removed ones are "
+                             "remapped as vLLM does (default allgather_reducescatter)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -63,6 +72,7 @@ def report(layout: Layout) -> dict[str, Any]:
             "pipeline_parallel_size": layout.pipeline_parallel_size,
             "enable_expert_parallel": layout.enable_expert_parallel,
             "all2all_backend": layout.all2all_backend,
+            "effective_all2all_backend": effective_backend(layout.all2all_backend),
         },
         "sequence_parallel_moe": all(c.value for c in moe),
         "sequence_parallel": all(c.value for c in model),
@@ -84,7 +94,7 @@ def _verdict(title: str, conditions: list[dict[str, Any]], on: bool) -> list[str
         lines.append(f"  [{mark}] {c['expression']}")
     failing = [c for c in conditions if not c["value"]]
     if failing:
-        lines.append(f"  off because: {failing[0]['why']}")
+        lines.append(f"  off because {failing[0]['expression']} is false: {failing[0]['why']}")
     return lines
 
 
@@ -95,6 +105,9 @@ def render(result: dict[str, Any]) -> str:
         f"PP={layout['pipeline_parallel_size']} expert_parallel={layout['enable_expert_parallel']} "
         f"all2all_backend={layout['all2all_backend']}"
     )
+    if layout["effective_all2all_backend"] != layout["all2all_backend"]:
+        head += (f" ({layout['all2all_backend']} was removed: vLLM uses "
+                 f"{layout['effective_all2all_backend']})")
     conditions = result["conditions"]
     lines = [head]
     lines += _verdict("SP-MoE (ParallelConfig.use_sequence_parallel_moe)",
@@ -105,11 +118,16 @@ def render(result: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    ignored = [*args.command_line, *getattr(args, "unknown", [])]
     result = report(layout_from(args))
+    if ignored:
+        result["ignored"] = ignored
     if args.json:
         import json  # the command line builds this parser for every command: keep its start light
 
         print(json.dumps(result, indent=2))
     else:
         print(render(result))
+        if ignored:
+            print(f"ignored (not about the gates): {' '.join(ignored)}")
     return 0

@@ -61,7 +61,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = _parser().parse_args(argv)
+        parser = _parser()
+        # Only ``explain`` takes flags it does not know (a pasted ``vllm serve``
+        # line); every other command refuses them.
+        args, unknown = parser.parse_known_args(argv)
+        if unknown and args.command != "explain":
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.unknown = unknown
         code: int = args.run(args)
     except KeyboardInterrupt:
         print("vllm-sp-base: interrupted", file=sys.stderr)
