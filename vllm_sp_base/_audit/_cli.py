@@ -11,6 +11,7 @@ from vllm_sp_base._audit import _report, _text
 from vllm_sp_base._audit._cache import Cache, default_dir
 from vllm_sp_base._audit._config import ConfigError, load_settings
 from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit._finding import display_path
 from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS
 from vllm_sp_base._audit._text import FORMATS
 
@@ -207,7 +208,7 @@ def _print(result: AuditResult, form: str, statistics: bool) -> None:
     for line in _text.unresolved_lines(result.unresolved):
         print(f"vllm-sp-base audit: {line}", file=sys.stderr)
     for path, reason in result.diagnostics:
-        print(f"{_text.display(path)}: cannot audit: {reason}", file=sys.stderr)
+        print(f"{display_path(path)}: cannot audit: {reason}", file=sys.stderr)
     print(_text.summary(result), file=sys.stderr)
 
 

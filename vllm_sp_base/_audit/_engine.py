@@ -186,7 +186,8 @@ def _audit(
             "files": _record(sources, discovered),
             "missing": sorted(missing),
         })
-    sources.save_cache()
+    # Summaries go without their file's bytes (``_stored``): whoever reads one has just read the file.
+    cache.save()
     return result
 
 

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-def _short(path: str) -> str:
+def display_path(path: str) -> str:
     """A path relative to the working directory when it lies below it."""
     relative = os.path.relpath(path) if os.path.isabs(path) else path
     return path if relative.startswith("..") else relative
@@ -52,8 +52,8 @@ class Finding:
         when = " while it is built" if self.entry == "__init__" else ""
         return (
             f"{short} skips {self.skipped_init}.__init__ (via {self.skipped_by.rsplit('.', 1)[-1]}), "
-            f"which sets self.{self.attribute} at {_short(self.skipped_path)}:{self.set_line}, but "
-            f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {_short(self.read_path)}:"
+            f"which sets self.{self.attribute} at {display_path(self.skipped_path)}:{self.set_line}, but "
+            f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {display_path(self.read_path)}:"
             f"{self.read_line}{when}{self.via}: {outcome}"
         )
 

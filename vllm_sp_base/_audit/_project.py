@@ -39,6 +39,7 @@ class Opaque:
 
 Target = ClassRef | ModuleRef
 MroEntry = ClassRef | Opaque
+EXPRESSION = "<expression>"  # an Opaque base that is not a name (``class C(make_base())``)
 _MAX_DEPTH = 40
 _STAR_IMPORT = re.compile(rb"import\s*\*")
 
@@ -219,7 +220,7 @@ class Project:
         out: list[MroEntry] = []
         for base in cls.bases:
             if base is None:
-                out.append(Opaque("<expression>"))
+                out.append(Opaque(EXPRESSION))
                 continue
             if base in ("object", "builtins.object"):
                 continue

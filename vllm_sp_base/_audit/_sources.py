@@ -47,7 +47,7 @@ class Sources:
             if not isinstance(found, FileScan if key.endswith(b"S") else (ModuleInfo, str)):
                 return None
             if isinstance(found, ModuleInfo):
-                # Cached without the file's bytes (see save_cache): they are
+                # Cached without the file's bytes (see _stored): they are
                 # the bytes just read, whose digest the key holds.
                 attach_sources(found, self.texts[path], path)
                 self.memo[key] = found
@@ -102,12 +102,6 @@ class Sources:
         # hashing vLLM's 50 MB would only slow a cold run down.
         self.keys[path] = content_key(data) if self.cache.enabled else path.encode() + b"\0"
         return data, found
-
-    def save_cache(self) -> None:
-        """Summaries are cached without their file's bytes (see ``_stored``):
-        whoever reads one back has just read that file."""
-        if self.cache.enabled:
-            self.cache.save()
 
     def problem(self, path: str, reason: str) -> None:
         if path in self.audited and path not in self.reported:

@@ -4,23 +4,17 @@ finding (``full``, ``concise``), GitHub annotations, a closing summary and
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from vllm_sp_base._audit._finding import AuditResult, Finding, Unresolved
+from vllm_sp_base._audit._finding import display_path as display
 
 FORMATS = ("grouped", "full", "concise", "json", "sarif", "github")
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 _COLOURS = {"error": "\033[1;31m", "warning": "\033[33m", "note": "\033[36m", "bold": "\033[1m",
             "dim": "\033[2m"}
 _RESET = "\033[0m"
-
-
-def display(path: str) -> str:
-    """A path relative to the working directory when it lies below it."""
-    relative = os.path.relpath(path) if os.path.isabs(path) else path
-    return path if relative.startswith("..") else relative
 
 
 def _short(dotted: str) -> str:

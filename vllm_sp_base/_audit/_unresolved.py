@@ -11,7 +11,7 @@ import builtins
 from vllm_sp_base._audit._finding import Unresolved
 from vllm_sp_base._audit._model import Call, ClassInfo
 from vllm_sp_base._audit._prescan import HARMLESS_EXTERNAL_BASES
-from vllm_sp_base._audit._project import ClassRef, Project
+from vllm_sp_base._audit._project import EXPRESSION, ClassRef, Opaque, Project
 
 
 def chains_surely(info: ClassInfo) -> bool:
@@ -28,18 +28,17 @@ def chains_surely(info: ClassInfo) -> bool:
 
 
 def unresolved_bases(project: Project, ref: ClassRef, path: str) -> list[Unresolved]:
+    """The bases ``project.bases`` left opaque, each with why, where the
+    class's own ``__init__`` may skip them."""
     info = project.class_info(ref)
     if info is None or chains_surely(info):
         return []
-    found = []
-    for base in info.bases:
-        if base is None or _builtin(base) or base.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES:
-            continue  # an expression, or a base known to set nothing a subclass reads
-        if isinstance(project.resolve(ref.module, base), ClassRef):
-            continue
-        reason = project.why_unresolved(ref.module, base)
-        found.append(Unresolved(path, info.line, str(ref), base, reason))
-    return found
+    return [
+        Unresolved(path, info.line, str(ref), base.text, project.why_unresolved(ref.module, base.text))
+        for base in project.bases(ref)
+        if isinstance(base, Opaque) and base.text != EXPRESSION and not _builtin(base.text)
+        and base.text.rsplit(".", 1)[-1] not in HARMLESS_EXTERNAL_BASES
+    ]
 
 
 def _builtin(name: str) -> bool:
