@@ -372,3 +372,72 @@ def test_rule_and_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out.startswith("vllm-sp-base 0.")
 
+
+
+NOQA = """\
+from torch import nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = 1
+        self.b = 2
+
+    def forward(self):
+        return self.a + self.b
+
+
+class Header(
+    Base,
+):  # noqa: SPB001
+    def __init__(self):
+        nn.Module.__init__(self)
+
+
+class OnInit(Base):
+    def __init__(self):  # noqa: SPB001
+        nn.Module.__init__(self)
+
+
+class OneAttribute(Base):  # noqa: SPB001[a]
+    def __init__(self):
+        nn.Module.__init__(self)
+
+
+class Clean(Base):  # noqa: SPB001
+    def __init__(self):
+        super().__init__()
+"""
+
+
+@pytest.mark.parametrize("parse_all", [False, True])
+def test_noqa_on_any_header_line_or_init_per_attribute_and_unused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parse_all: bool
+) -> None:
+    (tmp_path / "m.py").write_text(NOQA)
+    flags = ["--parse-all"] if parse_all else []
+    code, out, _ = _run(capsys, *flags, "--format", "json", str(tmp_path))
+    data = json.loads(out)
+    assert [(f["class"], f["attribute"]) for f in data["findings"]] == [("m.OneAttribute", "b")]
+    assert data["suppressed"] == 5  # Header a, b; OnInit a, b; OneAttribute a
+    # Clean has nothing to suppress: its noqa is said, and fails the run by default.
+    assert [(Path(u["file"]).name, u["line"]) for u in data["unused_noqa"]] == [("m.py", 31)]
+    code, _, err = _run(capsys, *flags, "--fail-on", "error", str(tmp_path))
+    assert "m.py:31: unused noqa: SPB001 suppresses nothing here" in err and code == 1  # the error
+    assert err.rstrip().endswith("1 unused noqa.")
+    (tmp_path / "m.py").write_text(NOQA.replace("class OneAttribute(Base):  # noqa: SPB001[a]",
+                                                "class OneAttribute(Base):  # noqa: SPB001[a, b]"))
+    assert _run(capsys, *flags, "--fail-on", "error,warning", str(tmp_path))[0] == 0
+    assert _run(capsys, *flags, str(tmp_path))[0] == 1  # the unused noqa of Clean
+
+
+def test_stale_baseline_entries_are_said(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    assert _run(capsys, "--write-baseline", str(baseline), str(TREE))[0] == 0
+    data = json.loads(baseline.read_text())
+    data["fingerprints"].append("SPB001:app.models.gone.Renamed:flag")
+    baseline.write_text(json.dumps(data))
+    code, out, err = _run(capsys, "--baseline", str(baseline), str(TREE))
+    assert out == "" and "1 entry no finding matches any more" in err
+    assert "SPB001:app.models.gone.Renamed:flag" in err and "--write-baseline" in err

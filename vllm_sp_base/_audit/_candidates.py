@@ -50,6 +50,7 @@ class Checked:
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
     only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
     unresolved: list[Unresolved] = field(default_factory=list)  # bases that resolve to no class
+    noqa_used: list[tuple[str, int]] = field(default_factory=list)  # (path, line) of a noqa that suppressed
 
 
 class CandidateChecker:
@@ -106,10 +107,11 @@ class CandidateChecker:
                 if findings and self._may_be_a_base(class_name) and only_a_base(class_name, self._texts()):
                     checked.only_bases.append(str(ClassRef(name, class_name)))
                     continue  # never built on its own: its subclasses are checked
-                if cls.noqa is not None and (not cls.noqa or rule.CODE in cls.noqa):
-                    checked.suppressed += len(findings)
-                else:
-                    checked.findings += findings
+                kept = [f for f in findings if not cls.suppresses(rule.CODE, f.attribute)]
+                checked.suppressed += len(findings) - len(kept)
+                checked.findings += kept
+                if len(kept) < len(findings):
+                    checked.noqa_used += [(path, line) for line in cls.noqa_lines]
         checked.problems = sources.result.diagnostics[problems_before:]
         checked.parsed = sources.parsed
         checked.keys = list(sources.keys.items())[keys_before:]

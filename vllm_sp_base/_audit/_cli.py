@@ -28,12 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "json; sarif (2.1.0); github: workflow annotations")
     parser.add_argument("--statistics", action="store_true",
                         help="also print how many findings each skipped __init__ causes")
-    parser.add_argument("--fail-on", type=_fail_on, default=frozenset({"warning", "unresolved"}),
-                        metavar="WHAT",
+    parser.add_argument("--fail-on", type=_fail_on, default=_FAIL_ON_DEFAULT, metavar="WHAT",
                         help="what makes the exit code 1, comma-separated: error (errors only), "
                              "warning (warnings and errors), unresolved (a base that could not be "
-                             "resolved); default: warning,unresolved. A file that could not be "
-                             "audited always does.")
+                             "resolved), noqa (a '# noqa: SPB001' that suppresses nothing); default: "
+                             "warning,unresolved,noqa. A file that could not be audited always does.")
     baseline = parser.add_mutually_exclusive_group()
     baseline.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
     baseline.add_argument("--write-baseline", metavar="FILE",
@@ -100,12 +99,15 @@ def print_rule(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+_FAIL_ON = ("error", "warning", "unresolved", "noqa")
+_FAIL_ON_DEFAULT = frozenset({"warning", "unresolved", "noqa"})
+
+
 def _fail_on(text: str) -> frozenset[str]:
     chosen = frozenset(part.strip() for part in text.split(",") if part.strip())
-    unknown = sorted(chosen - {"error", "warning", "unresolved"})
+    unknown = sorted(chosen - set(_FAIL_ON))
     if unknown or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: choose from error, warning, unresolved (comma-separated)")
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(_FAIL_ON)} (comma-separated)")
     return chosen
 
 
@@ -175,15 +177,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"vllm-sp-base audit: wrote {len(result.findings)} finding(s) to {args.write_baseline}",
               file=sys.stderr)
         return EXIT_CLEAN
+    stale = sorted(baseline - {f.fingerprint() for f in result.findings})
     result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
     _print(result, args.format, args.statistics)
+    if stale and args.format not in ("json", "sarif", "github"):
+        shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+        print(f"vllm-sp-base audit: {args.baseline}: {len(stale)} entr{'y' if len(stale) == 1 else 'ies'} "
+              f"no finding matches any more (fixed, or the class renamed): {shown}; "
+              f"refresh it with --write-baseline", file=sys.stderr)
     severities = {"error"} if "error" in args.fail_on else set()
     if "warning" in args.fail_on:
         severities |= {"error", "warning"}
     failing = [f for f in result.findings if f.severity in severities]
     unresolved = result.unresolved if "unresolved" in args.fail_on else []
+    unused = result.unused_noqa if "noqa" in args.fail_on else []
     # A file the audit could not read or parse was not checked: never "clean".
-    return EXIT_FINDINGS if failing or unresolved or result.diagnostics else EXIT_CLEAN
+    return EXIT_FINDINGS if failing or unresolved or unused or result.diagnostics else EXIT_CLEAN
 
 
 def _print(result: AuditResult, form: str, statistics: bool) -> None:
@@ -205,8 +214,10 @@ def _print(result: AuditResult, form: str, statistics: bool) -> None:
         print(_text.statistics(result))
     if form == "github":
         return
-    for line in _text.unresolved_lines(result.unresolved):
-        print(f"vllm-sp-base audit: {line}", file=sys.stderr)
+    for said in _text.unresolved_lines(result.unresolved):
+        print(f"vllm-sp-base audit: {said}", file=sys.stderr)
+    for path, number in result.unused_noqa:
+        print(f"{display_path(path)}:{number}: {_text.UNUSED_NOQA}", file=sys.stderr)
     for path, reason in result.diagnostics:
         print(f"{display_path(path)}: cannot audit: {reason}", file=sys.stderr)
     print(_text.summary(result), file=sys.stderr)

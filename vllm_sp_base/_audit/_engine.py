@@ -231,7 +231,9 @@ def _check(
     groups = split(files, sources.texts)
     check = CandidateChecker(sources, roots, discovered.files, names, options, subclassed)
     missing: set[str] = set()
+    used: set[tuple[str, int]] = set()
     for checked in in_processes(check, groups):
+        used.update(checked.noqa_used)
         result.findings += checked.findings
         result.suppressed += checked.suppressed
         result.only_bases += checked.only_bases
@@ -247,5 +249,29 @@ def _check(
                 sources.cache.put(key, value)
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
     result.unresolved.sort(key=lambda u: (u.path, u.line, u.base))
+    result.unused_noqa = _unused_noqa(discovered, sources, used)
     result.lap("candidates, their MROs, the rule", start)
     return missing
+
+
+def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Lines of the audited files whose ``# noqa`` names SPB001 (or one of its
+    attributes) and suppressed nothing: a class header or ``__init__`` line of a
+    class with no finding to hide, or a line the rule never reads a noqa on."""
+    from vllm_sp_base._audit._rule import SkippedInitRead
+    from vllm_sp_base._audit._summarize import noqa_codes
+
+    code = SkippedInitRead.CODE
+    unused = []
+    for path in discovered.files:
+        text = sources.texts.get(path)
+        if text is None or code.encode() not in text:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if b"noqa" not in line or code.encode() not in line:
+                continue
+            codes = noqa_codes(line.decode("utf-8", "replace"))
+            if codes and any(c.split("[", 1)[0] == code for c in codes) and (path, number) not in used:
+                unused.append((path, number))
+    return unused
+

@@ -106,6 +106,7 @@ class AuditResult:
     suppressed: int = 0
     only_bases: list[str] = field(default_factory=list)  # classes never built on their own
     unresolved: list[Unresolved] = field(default_factory=list)
+    unused_noqa: list[tuple[str, int]] = field(default_factory=list)  # (path, line): suppresses nothing
     # Wall seconds of each phase of this run (``bench/audit_speed.py`` prints
     # them); empty when the whole-run cache answered.
     seconds: dict[str, float] = field(default_factory=dict)

@@ -208,8 +208,13 @@ class ClassInfo:
     bases: list[str | None]  # dotted source names; None where not a name
     class_attrs: set[str]
     methods: dict[str, Method]
-    noqa: tuple[str, ...] | None  # None: no noqa; (): bare noqa; else the codes
+    noqa: tuple[str, ...] | None  # None: no noqa; (): bare noqa; else codes, ``SPB001[attr]`` too
     constants: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``NAMES = ("a", "b")``
+    noqa_lines: tuple[int, ...] = ()  # the header and ``__init__`` lines that carry ``noqa``
+
+    def suppresses(self, code: str, attribute: str) -> bool:
+        noqa = self.noqa
+        return noqa is not None and (not noqa or code in noqa or f"{code}[{attribute}]" in noqa)
 
 
 @dataclass(slots=True)

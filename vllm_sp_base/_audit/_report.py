@@ -31,6 +31,7 @@ def as_json(result: AuditResult) -> str:
                  "reason": u.reason, "message": u.message}
                 for u in result.unresolved
             ],
+            "unused_noqa": [{"file": path, "line": line} for path, line in result.unused_noqa],
             "findings": [f.to_json() for f in result.findings],
             "diagnostics": [{"path": p, "message": m} for p, m in result.diagnostics],
         },
@@ -108,6 +109,10 @@ def sarif(result: AuditResult) -> str:
     ] + [
         {"level": "warning", "message": {"text": u.message}, "locations": [_location(u.path, u.line)]}
         for u in result.unresolved
+    ] + [
+        {"level": "warning", "message": {"text": "unused noqa: SPB001 suppresses nothing here"},
+         "locations": [_location(path, line)]}
+        for path, line in result.unused_noqa
     ]
     doc = {
         "$schema": SARIF_SCHEMA,

@@ -126,12 +126,12 @@ def _imports_from(plain: Any) -> dict[str, Import]:
 def _class(info: ClassInfo) -> tuple[Any, ...]:
     return (
         info.name, info.line, info.col, info.bases, sorted(info.class_attrs),
-        [_method(m) for m in info.methods.values()], info.noqa, info.constants,
+        [_method(m) for m in info.methods.values()], info.noqa, info.constants, info.noqa_lines,
     )
 
 
 def _class_from(plain: Any) -> ClassInfo:
-    name, line, col, bases, class_attrs, methods, noqa, constants = plain
+    name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines = plain
     return ClassInfo(
         name=_str(name),
         line=_int(line),
@@ -141,6 +141,7 @@ def _class_from(plain: Any) -> ClassInfo:
         methods={m.name: m for m in map(_method_from, _each(methods, list))},
         noqa=None if noqa is None else _strings(noqa),
         constants=_constants(constants),
+        noqa_lines=tuple(_int(n) for n in _each(noqa_lines, tuple)),
     )
 
 
@@ -187,12 +188,12 @@ def result_to_plain(result: AuditResult) -> tuple[Any, ...]:
     ]
     unresolved = [(u.path, u.line, u.class_name, u.base, u.reason) for u in result.unresolved]
     return (findings, result.diagnostics, result.files, result.parsed, result.suppressed,
-            result.only_bases, unresolved)
+            result.only_bases, unresolved, result.unused_noqa)
 
 
 def result_from_plain(plain: Any) -> AuditResult:
     try:
-        findings, diagnostics, files, parsed, suppressed, only_bases, unresolved = plain
+        findings, diagnostics, files, parsed, suppressed, only_bases, unresolved, unused = plain
         return AuditResult(
             findings=[_finding_from(f) for f in _each(findings, list)],
             diagnostics=[_typed(pair, _PAIR) for pair in _each(diagnostics, list)],
@@ -201,6 +202,7 @@ def result_from_plain(plain: Any) -> AuditResult:
             suppressed=_int(suppressed),
             only_bases=[_str(b) for b in _each(only_bases, list)],
             unresolved=[Unresolved(*_typed(u, _UNRESOLVED_TYPES)) for u in _each(unresolved, list)],
+            unused_noqa=[_typed(u, _NOQA_TYPES) for u in _each(unused, list)],
         )
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
         raise BadEntry(str(error)) from None
@@ -212,6 +214,7 @@ _SCAN_TYPES = ((str,), (tuple,), (tuple,), (bool,), (bool,), (bool,))
 _PAIR = ((str,), (str,))
 _FRAME_TYPES = ((str,), (str,), (int,))
 _UNRESOLVED_TYPES = ((str,), (int,), (str,), (str,), (str,))
+_NOQA_TYPES = ((str,), (int,))
 _BODY_TYPES = ((int,), (int,), (int,), (bool,), (str,), (str,))
 _IMPORT_TYPES = ((int,), (str, type(None)), (str, type(None)))
 

@@ -15,6 +15,8 @@ _SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 _COLOURS = {"error": "\033[1;31m", "warning": "\033[33m", "note": "\033[36m", "bold": "\033[1m",
             "dim": "\033[2m"}
 _RESET = "\033[0m"
+UNUSED_NOQA = ("unused noqa: SPB001 suppresses nothing here (it counts on a class header's lines "
+               "or its __init__ line, for a finding of that class)")
 
 
 def _short(dotted: str) -> str:
@@ -99,6 +101,11 @@ def github(result: AuditResult) -> str:
         f"title=unresolved base::{_escape(u.message)}"
         for u in result.unresolved
     ]
+    lines += [
+        f"::warning file={_escape(display(path), prop=True)},line={line},title=unused noqa::"
+        f"{_escape(UNUSED_NOQA)}"
+        for path, line in result.unused_noqa
+    ]
     return "\n".join(lines)
 
 
@@ -133,6 +140,8 @@ def summary(result: AuditResult) -> str:
     bases = {(u.base, u.reason) for u in result.unresolved}
     if bases:
         text += f"; {_plural(len(bases), 'base')} could not be resolved"
+    if result.unused_noqa:
+        text += f"; {_plural(len(result.unused_noqa), 'unused noqa', 'unused noqa comments')}"
     if result.diagnostics:
         text += f"; {_plural(len(result.diagnostics), 'file')} could not be audited"
     return text + "."
