@@ -247,6 +247,7 @@ def test_a_file_that_cannot_be_audited_is_one_line_and_never_clean(
         (["--baseline", "a.json", "--write-baseline", "b.json", str(TREE)], "not allowed with"),
         (["--cache-dir", "", str(TREE)], "--cache-dir: an empty path"),
         (["--fail-on", "errors", str(TREE)], "choose from error, warning, unresolved"),
+        (["--exclude", "build,,dist", str(TREE)], "an empty glob"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -441,3 +442,50 @@ def test_stale_baseline_entries_are_said(capsys: pytest.CaptureFixture[str], tmp
     code, out, err = _run(capsys, "--baseline", str(baseline), str(TREE))
     assert out == "" and "1 entry no finding matches any more" in err
     assert "SPB001:app.models.gone.Renamed:flag" in err and "--write-baseline" in err
+
+
+_PACKAGE = {
+    "__init__.py": "",
+    "base.py": "from torch import nn\nclass Base(nn.Module):\n    def __init__(self):\n"
+               "        super().__init__()\n        self.flag = 1\n    def forward(self):\n"
+               "        return self.flag\n",
+    "model.py": "from torch import nn\nfrom pkg.base import Base\nclass Model(Base):\n"
+                "    def __init__(self):\n        nn.Module.__init__(self)\n",
+}
+
+
+def _package(where: Path) -> None:
+    where.mkdir(parents=True)
+    for name, text in _PACKAGE.items():
+        (where / name).write_text(text)
+
+
+def _classes(capsys: pytest.CaptureFixture[str], *argv: str) -> list[tuple[str, str]]:
+    out = _run(capsys, "--format", "json", *argv)[1]
+    return [(f["class"], Path(f["file"]).relative_to(Path(argv[-1]).resolve()).as_posix())
+            for f in json.loads(out)["findings"]]
+
+
+def test_files_like_ruff_builds_excluded_dotted_folders_resolved(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _package(tmp_path / "x.y" / "pkg")  # a folder name no module can have: its own import root
+    _package(tmp_path / "build" / "lib" / "pkg")  # a build's copy: not the code
+    monkeypatch.chdir(tmp_path)
+    assert _classes(capsys, str(tmp_path)) == [("pkg.model.Model", "x.y/pkg/model.py")]
+    assert _classes(capsys, "--extend-exclude", "x.y/pkg/model.py", str(tmp_path)) == []
+    # The defaults replaced: the build's copy is read too (and found the same).
+    assert sorted(_classes(capsys, "--exclude", "dist", str(tmp_path))) == [
+        ("build.lib.pkg.model.Model", "build/lib/pkg/model.py"), ("pkg.model.Model", "x.y/pkg/model.py")]
+    (tmp_path / "pyproject.toml").write_text('[tool.vllm-sp-base]\nextend-exclude = ["x.y"]\n')
+    assert _classes(capsys, str(tmp_path)) == []
+    (tmp_path / "pyproject.toml").write_text('[tool.vllm-sp-base]\nexclude = [""]\n')
+    code, _, err = _run(capsys, str(tmp_path))
+    assert code == 2 and "exclude must be a list of non-empty globs" in err and err.count("\n") == 1
+
+
+def test_a_path_given_twice_is_audited_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    _package(tmp_path / "pkg")
+    model = tmp_path / "pkg" / "model.py"
+    data = json.loads(_run(capsys, "--format", "json", str(tmp_path), str(model), str(model))[1])
+    assert data["files"] == 3 and len(data["findings"]) == 1

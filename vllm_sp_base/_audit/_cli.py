@@ -37,6 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     baseline.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
     baseline.add_argument("--write-baseline", metavar="FILE",
                           help="record the current findings in FILE and exit 0")
+    parser.add_argument("--exclude", metavar="GLOBS", type=_globs, default=None,
+                        help="comma-separated globs of files and folders a walk skips, replacing "
+                             "the defaults (build, dist, venv, *.egg-info, site-packages, "
+                             "__pycache__, ...); a glob with '/' matches the path under the given "
+                             "folder; also [tool.vllm-sp-base] exclude")
+    parser.add_argument("--extend-exclude", metavar="GLOBS", type=_globs, default=None,
+                        help="globs skipped in addition to the defaults or the configured ones")
     parser.add_argument("--python", metavar="PYTHON", type=_interpreter, default=None,
                         help="resolve bases from the packages of this interpreter (the vLLM "
                              "environment) instead of the one running the audit; nothing of it "
@@ -57,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reach is at most a warning")
     parser.add_argument("--show-unreachable", action="store_true", default=None,
                         help="also report, as notes, reads that no entry point reaches")
+
+
+def _globs(text: str) -> tuple[str, ...]:
+    globs = tuple(g.strip() for g in text.split(","))
+    if not globs or any(not g.strip("/") for g in globs):
+        raise argparse.ArgumentTypeError(f"{text!r}: an empty glob (comma-separated globs, e.g. build,dist)")
+    return globs
 
 
 def _interpreter(text: str) -> list[str]:
@@ -158,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return _fail(str(error))
     settings = settings.overridden(
-        args.entry_points, args.extend_entry_points, args.show_unreachable, args.feature_entry_points)
+        args.entry_points, args.extend_entry_points, args.show_unreachable, args.feature_entry_points,
+    ).excluding(args.exclude, args.extend_exclude)
     cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
     cache = Cache(cache_dir, cache_dir is not None)
     try:
@@ -166,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
             paths, cache=cache, parse_all=args.parse_all,
             entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
             feature_entry_points=settings.feature_entry_points, import_path=args.python,
+            exclude=settings.exclude,
         )
     except FileNotFoundError as error:
         return _fail(f"{error}: no such file or directory")

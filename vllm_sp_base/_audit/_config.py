@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
+from vllm_sp_base._audit._files import DEFAULT_EXCLUDE
 from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
 
 SECTION = "vllm-sp-base"
-_KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "show-unreachable"}
+_KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "show-unreachable",
+         "exclude", "extend-exclude"}
 
 
 class ConfigError(Exception):
@@ -22,6 +24,12 @@ class Settings:
     show_unreachable: bool = False
     feature_entry_points: tuple[str, ...] = DEFAULT_FEATURE_ENTRY_POINTS
     source: str | None = None  # the pyproject.toml they came from
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+
+    def excluding(self, exclude: tuple[str, ...] | None, extend: tuple[str, ...] | None) -> Settings:
+        """``exclude`` replaces the globs, ``extend`` adds to them (None: as they are)."""
+        chosen = self.exclude if exclude is None else exclude
+        return replace(self, exclude=chosen + tuple(g for g in extend or () if g not in chosen))
 
     def overridden(
         self,
@@ -83,7 +91,17 @@ def load_settings(start: str) -> Settings:
     if show is not None and not isinstance(show, bool):
         raise ConfigError(f"{path}: [tool.{SECTION}] show-unreachable must be true or false")
     features = _names(path, table, "feature-entry-points")
-    return settings.overridden(entry, extend, show, features)
+    globs = _globs(path, table, "exclude"), _globs(path, table, "extend-exclude")
+    return settings.overridden(entry, extend, show, features).excluding(*globs)
+
+
+def _globs(path: str, table: dict[str, object], key: str) -> tuple[str, ...] | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip("/") for v in value):
+        raise ConfigError(f"{path}: [tool.{SECTION}] {key} must be a list of non-empty globs")
+    return tuple(value)
 
 
 def _names(path: str, table: dict[str, object], key: str) -> tuple[str, ...] | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._files import Discovered, discover
+from vllm_sp_base._audit._files import DEFAULT_EXCLUDE, Discovered, discover
 from vllm_sp_base._audit._finding import AuditResult
 from vllm_sp_base._audit._keys import (
     MAX_FILE_BYTES,
@@ -128,6 +128,7 @@ def audit(
     show_unreachable: bool = False,
     feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
     import_path: Sequence[str] | None = None,
+    exclude: Sequence[str] = DEFAULT_EXCLUDE,
 ) -> AuditResult:
     """Raises FileNotFoundError for a path that does not exist. ``import_path``:
     where bases are resolved past the audited roots (default: ``sys.path``)."""
@@ -137,7 +138,7 @@ def audit(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _audit(paths, cache, parse_all, options, import_path)
+        return _audit(paths, cache, parse_all, options, import_path, exclude)
     finally:
         if collecting:
             gc.enable()
@@ -145,10 +146,10 @@ def audit(
 
 def _audit(
     paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions,
-    import_path: Sequence[str] | None,
+    import_path: Sequence[str] | None, exclude: Sequence[str],
 ) -> AuditResult:
     start = time.perf_counter()
-    discovered = discover(paths)
+    discovered = discover(paths, exclude)
     roots = search_roots(discovered.roots, import_path)
     tree_key = _tree_key(discovered, roots, parse_all, options) if cache.enabled else b""
     saved = cache.get_run(tree_key)
