@@ -195,6 +195,8 @@ class Project:
         if info is None or imp is None:
             return "bound where the audit does not follow (an import under try or if, an assignment)"
         source = self.absolute(module, info.is_package, imp)
+        if imp.level and not source.strip("."):
+            return "a relative import with no package around its module"
         target = f"{source}.{imp.name}" if imp.name is not None else source
         dotted = ".".join([target, *rest])
         parts = dotted.split(".")
