@@ -232,3 +232,46 @@ def test_write_needs_a_named_tree(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "--write")
     assert code == 2 and out == "" and "--write rewrites a tree in place" in err and err.count("\n") == 1
 
+
+
+@pytest.mark.parametrize("where", ["root", "above"])
+def test_out_holding_the_tree_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    root = make_tree(tmp_path / "tree")
+    before = snapshot(root)
+    out = root if where == "root" else tmp_path
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out))
+    assert code == 2 and "holds the vLLM tree being read" in err and snapshot(root) == before
+
+
+def test_a_file_not_formatted_before_is_left_so_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = dict(FILES)
+    files["vllm/models/gate_user.py"] = (
+        "def sharded(pc, moe):\n"
+        "    return pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 and moe\n"
+        "x = [ 1,2 ]\n"  # not ruff-formatted: its owners' business, not the patch's
+    )
+    root = make_tree(tmp_path / "tree", files)
+    code, out, err = run(capsys, "--vllm-src", str(root), "--diff")
+    assert "vllm/models/gate_user.py\n" in out
+    assert "  not ruff-formatted before the patch: left unformatted" in out
+    assert "+x = [1, 2]" not in out and code == 0, err
+
+
+def test_ruff_never_touches_the_folder_the_command_runs_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The style step runs ruff on scratch copies, files named: a run with
+    # nothing to change, and one with changes, leave an unformatted file in the
+    # working directory as it was.
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "mine.py").write_text("x = [ 1,2 ]\n")
+    monkeypatch.chdir(here)
+    root = make_tree(tmp_path / "tree")
+    assert run(capsys, "--vllm-src", str(root), "--write")[0] == 0
+    assert run(capsys, "--vllm-src", str(root), "--write")[0] == 0  # nothing left to change
+    assert (here / "mine.py").read_text() == "x = [ 1,2 ]\n"

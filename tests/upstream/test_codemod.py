@@ -31,7 +31,7 @@ def _rewrite(source: str, **edits: object) -> tuple[str, dict[str, int]]:
 )
 def test_mixin_goes_first_in_the_bases(before: str, after: str) -> None:
     source, done = _rewrite(before, mixin={"Layer": 1})
-    assert source == IMPORT + after
+    assert source == IMPORT + "\n\n" + after  # isort: two blank lines before a class
     assert done == {"mixin": 1, "import": 1}
 
 

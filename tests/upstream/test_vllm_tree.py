@@ -186,3 +186,41 @@ def test_changed_modules_import_and_the_gates_match_the_rewritten_config(
         for name in ("DeepseekV32DecoderLayer", "DeepseekV32Model",
                      "Dots3NoteDecoderLayer", "Dots3NoteModel")
     }
+
+
+def test_every_changed_file_passes_vllms_ruff_format_and_check(
+    trees: dict[str, Path], runs: dict[str, tuple[int, str]]
+) -> None:
+    # vLLM's pre-commit runs `ruff format` and `ruff check` with the settings
+    # of its pyproject.toml: the patch must pass both on every file it changes.
+    from vllm_sp_base._upstream._style import VLLM_RUFF, ruff
+
+    binary = ruff()
+    assert binary is not None
+    # The rewritten tree (what --out holds, in a whole package: ruff tells
+    # vLLM's own imports from others by it) against the original.
+    out, original = trees["rewritten"], trees["original"]
+    changed = [str(p.relative_to(trees["out"])) for p in sorted(trees["out"].rglob("*.py"))]
+    for root in (out, original):
+        (root / "ruff.toml").write_text(VLLM_RUFF)
+    try:
+        formatted = subprocess.run(
+            [binary, "format", "--check", "--config", "ruff.toml", *changed],
+            cwd=out, capture_output=True, text=True, check=False)
+        assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+        for relative in changed:  # no line the patch adds is longer than vLLM's 88
+            kept = set((original / relative).read_text().splitlines()) if (original / relative).exists() else set()
+            added = [line for line in (out / relative).read_text().splitlines() if line not in kept]
+            assert all(len(line) <= 88 for line in added), relative
+
+        def findings(root: Path) -> list[tuple[str, str]]:
+            done = subprocess.run(
+                [binary, "check", "--no-cache", "--config", "ruff.toml", "--output-format",
+                 "json", "--exit-zero", *[c for c in changed if (root / c).exists()]],
+                cwd=root, capture_output=True, text=True, check=True)
+            return sorted((Path(f["filename"]).name, f["code"] or "") for f in json.loads(done.stdout))
+
+        assert findings(out) == findings(original)  # lint: nothing the originals did not have
+    finally:
+        for root in (out, original):
+            (root / "ruff.toml").unlink()

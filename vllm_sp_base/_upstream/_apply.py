@@ -113,7 +113,25 @@ def build(root: str) -> Upstream:
             result.counts.update(done)
     _contract(result)
     result.files.sort(key=lambda change: change.path)
+    _restyle(result)
     return result
+
+
+def _restyle(result: Upstream) -> None:
+    """vLLM's ``ruff format`` and ``ruff check`` on every changed file (see ``_style``)."""
+    from vllm_sp_base._upstream._style import style
+
+    try:
+        styled = style({c.path: c.before for c in result.files}, {c.path: c.after for c in result.files})
+    except FileNotFoundError:
+        why = "not found: the patch is neither formatted nor linted as vLLM's pre-commit would"
+        result.problems.append(("ruff", f"{why} (pip install ruff)"))
+        return
+    for change in result.files:
+        change.after = styled.texts[change.path]
+        if change.path in styled.unformatted:
+            change.notes.append("not ruff-formatted before the patch: left unformatted")
+    result.problems += styled.added
 
 
 def _contract(result: Upstream) -> None:

@@ -129,7 +129,12 @@ class _Rewriter(cst.CSTTransformer):
             assert isinstance(following, cst.SimpleStatementLine)
             statement = statement.with_changes(leading_lines=following.leading_lines)
             body[index] = following.with_changes(leading_lines=())
+        elif index > 0 and _is_import(body[index - 1]) and not _is_vllm_import(body[index - 1]):
+            # The first vLLM import: a section of its own, after a blank line (isort).
+            statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
         body.insert(index, statement)
+        if index + 1 < len(body) and not _is_import(body[index + 1]):
+            body[index + 1] = _spaced_after_imports(body[index + 1])
         self.result.done["import"] += 1
         return updated_node.with_changes(body=body)
 
@@ -252,6 +257,29 @@ def _is_vllm_import(statement: cst.CSTNode) -> bool:
         and small.module is not None
         and _code(small.module).split(".")[0] == "vllm"
     )
+
+
+_Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+
+
+def _spaced_after_imports(statement: _Statement) -> _Statement:
+    """The blank lines isort wants between the last import and ``statement``:
+    two before a class or a function, one before anything else."""
+    wanted = 2 if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) else 1
+    blank = 0
+    for line in statement.leading_lines:
+        if line.comment is not None:
+            break
+        blank += 1
+    if blank >= wanted:
+        return statement
+    extra = [cst.EmptyLine()] * (wanted - blank)
+    return statement.with_changes(leading_lines=[*extra, *statement.leading_lines])
+
+
+def _is_import(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(
+        statement.body[0], (cst.Import, cst.ImportFrom))
 
 
 def _import_position(body: Sequence[cst.BaseStatement]) -> int:

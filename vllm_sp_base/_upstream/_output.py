@@ -63,6 +63,8 @@ def write_out(out: str, root: str, files: list[FileChange], text: str) -> str:
     package = os.path.join(root, "vllm")
     if _inside(out, package):
         raise OutputError(f"{out}: inside the vLLM package being rewritten; choose another --out")
+    if _inside(root, out):  # --out at the tree's root (or above it) would rewrite the sources
+        raise OutputError(f"{out}: holds the vLLM tree being read ({root}); choose another --out")
     if os.path.exists(out) and not os.path.isdir(out):
         raise OutputError(f"{out}: exists and is not a directory")
     if os.path.realpath(out) in {os.path.realpath(p or os.curdir) for p in sys.path}:
