@@ -474,7 +474,7 @@ def test_files_like_ruff_builds_excluded_dotted_folders_resolved(
     monkeypatch.chdir(tmp_path)
     assert _classes(capsys, str(tmp_path)) == [("pkg.model.Model", "x.y/pkg/model.py")]
     assert _classes(capsys, "--extend-exclude", "x.y/pkg/model.py", str(tmp_path)) == []
-    # The defaults replaced: the build's copy is read too (and found the same).
+    # The defaults replaced: the build's copy is read too (a module of its own name).
     assert sorted(_classes(capsys, "--exclude", "dist", str(tmp_path))) == [
         ("build.lib.pkg.model.Model", "build/lib/pkg/model.py"), ("pkg.model.Model", "x.y/pkg/model.py")]
     (tmp_path / "pyproject.toml").write_text('[tool.vllm-sp-base]\nextend-exclude = ["x.y"]\n')
@@ -489,3 +489,33 @@ def test_a_path_given_twice_is_audited_once(capsys: pytest.CaptureFixture[str], 
     model = tmp_path / "pkg" / "model.py"
     data = json.loads(_run(capsys, "--format", "json", str(tmp_path), str(model), str(model))[1])
     assert data["files"] == 3 and len(data["findings"]) == 1
+
+
+def test_a_baseline_matches_however_the_path_is_spelled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _package(tmp_path / "src" / "pkg")  # a src layout: src/ is no package
+    monkeypatch.chdir(tmp_path / "src")
+    baseline = tmp_path / "baseline.json"
+    assert _run(capsys, "--write-baseline", str(baseline), ".")[0] == 0
+    assert json.loads(baseline.read_text())["fingerprints"] == ["SPB001:pkg.model.Model:flag"]
+    monkeypatch.chdir(tmp_path)
+    for spelled in ("src", "src/pkg", str(tmp_path / "src" / "pkg" / "model.py")):
+        code, out, err = _run(capsys, "--baseline", str(baseline), spelled)
+        assert (code, out) == (0, ""), (spelled, err)
+    # From above src/, `pkg` is not importable (as for Python run there): said, not passed.
+    code, _, err = _run(capsys, "--baseline", str(baseline), ".")
+    assert code == 1 and "unresolved base Base: module pkg.base not found" in err
+
+
+def test_a_second_copy_of_a_module_is_said_not_audited_as_the_first(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _package(tmp_path / "one" / "pkg")
+    _package(tmp_path / "two" / "pkg")  # the same module names on a second root
+    code, out, err = _run(capsys, "--format", "json", str(tmp_path / "one"), str(tmp_path / "two"))
+    data = json.loads(out)
+    assert [Path(f["file"]).parent.parent.name for f in data["findings"]] == ["one"]
+    shadowed = {Path(d["path"]).relative_to(tmp_path).as_posix() for d in data["diagnostics"]}
+    assert "two/pkg/model.py" in shadowed and all(p.startswith("two/") for p in shadowed) and code == 1
+    assert all("is first found at" in d["message"] for d in data["diagnostics"])

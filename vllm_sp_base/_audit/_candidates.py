@@ -89,7 +89,14 @@ class CandidateChecker:
         checked = Checked()
         for path in paths:
             name = self.files[path]
-            info = project.module(name) if project.module_file(name) else None
+            located = project.module_file(name)
+            if located is not None and located[0] and located[0] != path:
+                # Two files, one module name (a copy on another root): Python
+                # imports the first; this one would be checked as that one.
+                sources.problem(path, f"module {name} is first found at {located[0]}: this copy "
+                                      "is not audited (exclude one of them)")
+                continue
+            info = project.module(name) if located else None
             if info is None:  # not importable under that name from the roots
                 info = sources.summary(path, path.endswith("__init__.py"))
                 if info is None:

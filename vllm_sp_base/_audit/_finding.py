@@ -76,8 +76,14 @@ class Finding:
         return data
 
     def fingerprint(self) -> str:
-        """Stable across line moves: what a baseline remembers."""
-        return f"{self.code}:{self.class_name}:{self.attribute}"
+        """What a baseline remembers: the class by the module its packages give
+        its file (not by how the audited path was spelled: ``audit .`` and
+        ``audit src`` agree) and the attribute; stable across line moves."""
+        from vllm_sp_base._audit._files import import_root, module_name
+
+        module = module_name(self.path, import_root(self.path)) if os.path.isabs(self.path) else ""
+        module = module or self.class_name.rpartition(".")[0]
+        return f"{self.code}:{module}.{self.class_name.rpartition('.')[2]}:{self.attribute}"
 
 
 @dataclass(frozen=True, slots=True)
