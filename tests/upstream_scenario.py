@@ -46,13 +46,15 @@ def main() -> dict[str, Any]:
             report["imports"][name] = f"{type(error).__name__}: {error}"
     from vllm.config import ParallelConfig
 
-    if not hasattr(ParallelConfig, "use_sequence_parallel"):
+    from vllm_sp_base._upstream._plan import MODEL_GATE
+
+    if not hasattr(ParallelConfig, MODEL_GATE):
         return report  # the original tree: imports only
 
     from gate_cases import mismatches, model_flag_expression
 
     layer = importlib.import_module("vllm.models.deepseek_v32.nvidia.model").DeepseekV32DecoderLayer
-    report["gate_mismatches"] = mismatches(ParallelConfig, lambda cfg: cfg.use_sequence_parallel)
+    report["gate_mismatches"] = mismatches(ParallelConfig, lambda cfg: getattr(cfg, MODEL_GATE))
     report["layer_mismatches"] = mismatches(ParallelConfig, model_flag_expression(layer))
     report["unprovided"] = sorted(
         f"{module.__name__}.{cls.__qualname__}.{flag}"

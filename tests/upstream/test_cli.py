@@ -22,7 +22,7 @@ FILES = {
                 return self.data_parallel_size > 1
     """,
     "vllm/models/gate_user.py": """\
-        def sharded(pc, moe):
+        def sharded(pc: ParallelConfig, moe: bool):
             return pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 and moe
     """,
     V32: """\
@@ -99,7 +99,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_plan_gives_the_mixin_to_roots_only_and_keeps_meaningful_assignments(tmp_path: Path) -> None:
-    plan = analyse(str(make_tree(tmp_path)))
+    plan = analyse(str(make_tree(tmp_path)), remove_redundant=True)
     assert plan.missing == [] and plan.problems == []
     v32 = plan.edits[V32]
     # Child inherits the mixin; OwnProperty has the name already.
@@ -116,24 +116,25 @@ def test_dry_run_write_and_second_run(tmp_path: Path, capsys: pytest.CaptureFixt
     before = snapshot(root)
     code, out, _ = run(capsys, "--vllm-src", str(root))
     assert code == 0 and snapshot(root) == before
-    assert "2 classes given the mixin" in out and "1 redundant assignments removed" in out
-    assert "1 re-derivations replaced" in out
+    assert "2 classes given the mixin" in out and "0 redundant assignments removed" in out
+    assert "1 re-derivations replaced" in out and "2 vLLM test files written" in out
     assert "  2: pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 -> " \
-           "pc.use_sequence_parallel\n" in out
-    assert out.rstrip().endswith("writes the files and a patch)")
-    code, out, _ = run(capsys, "--vllm-src", str(root / "vllm"), "--write")
-    assert code == 0
+           "pc.use_sequence_parallel_moe_without_pp\n" in out
+    assert out.rstrip().endswith("writes the files and the patch series)")
+    code, out, err = run(capsys, "--vllm-src", str(root / "vllm"), "--write", "--remove-redundant")
+    assert code == 0 and "no tests/ under" in err and "1 redundant assignments removed" in out
     text = (root / V32).read_text()
-    assert "class DeepseekV32DecoderLayer(SequenceParallelDefaults, nn.Module):" in text
+    assert "class DeepseekV32DecoderLayer(nn.Module, SequenceParallelDefaults):" in text
     assert text.count("self.use_sequence_parallel = False") == 2  # Overrides, SetsTwice keep theirs
-    assert "return pc.use_sequence_parallel and moe\n" in (root / "vllm/models/gate_user.py").read_text()
+    assert "return pc.use_sequence_parallel_moe_without_pp and moe\n" in (
+        root / "vllm/models/gate_user.py").read_text()
     contract = root / "vllm/models/common/sequence_parallel_defaults.py"
     namespace: dict[str, object] = {}
     exec(compile(contract.read_text(), str(contract), "exec"), namespace)  # our own generated code
     mixin = namespace["SequenceParallelDefaults"]
     assert (mixin.use_sequence_parallel, mixin.use_sequence_parallel_moe) == (False, False)  # type: ignore[attr-defined]
     after = snapshot(root)
-    code, out, _ = run(capsys, "--vllm-src", str(root), "--write")
+    code, out, _ = run(capsys, "--vllm-src", str(root), "--write", "--remove-redundant")
     assert code == 0 and out.startswith("0 file(s), +0 -0 lines") and snapshot(root) == after
 
 
@@ -250,7 +251,7 @@ def test_a_file_not_formatted_before_is_left_so_and_said(
 ) -> None:
     files = dict(FILES)
     files["vllm/models/gate_user.py"] = (
-        "def sharded(pc, moe):\n"
+        "def sharded(pc: ParallelConfig, moe: bool):\n"
         "    return pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 and moe\n"
         "x = [ 1,2 ]\n"  # not ruff-formatted: its owners' business, not the patch's
     )

@@ -119,7 +119,7 @@ def test_rewrite_keeps_values_and_fills_missing_ones(specs: list[Spec], tmp_path
     before = _run(root)
     assert before is not None, _source(specs, 0, len(specs))
 
-    first = build(str(root))
+    first = build(str(root), all_readers=True, remove_redundant=True)
     assert first.problems == []
     write_tree(str(root), first.files)
     after = _run(root)
@@ -130,4 +130,4 @@ def test_rewrite_keeps_values_and_fills_missing_ones(specs: list[Spec], tmp_path
             assert after[name] == before[name], (name, program)
         elif _reads_in_mro(specs, i):
             assert after[name] is False, (name, program)
-    assert build(str(root)).files == []  # idempotent
+    assert build(str(root), all_readers=True, remove_redundant=True).files == []  # idempotent

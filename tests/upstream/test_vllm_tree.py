@@ -17,7 +17,6 @@ from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._cli import installed_vllm
 from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._main import main
-from vllm_sp_base._upstream._output import PATCH_NAME
 
 TESTS = Path(__file__).parent.parent
 DOTS3 = "vllm/models/dots3_note/nvidia/model.py"
@@ -51,48 +50,93 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if installed is None:
         pytest.skip("vLLM is not installed")
     base = tmp_path_factory.mktemp("upstream")
-    original, rewritten, out = base / "original", base / "rewritten", base / "out"
-    _copy_source_tree(Path(installed), original)
-    _copy_source_tree(Path(installed), rewritten)
-    return {"installed": Path(installed), "original": original, "rewritten": rewritten, "out": out}
+    trees = {name: base / name for name in ("original", "rewritten", "wide", "applied")}
+    for name in ("original", "rewritten", "wide"):
+        _copy_source_tree(Path(installed), trees[name])
+    (trees["rewritten"] / "tests").mkdir()  # a checkout: --write adds vLLM tests there
+    return {"installed": Path(installed), "out": base / "out", **trees}
+
+
+def _run(*args: str) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main(["upstream", *args])
+    return code, stdout.getvalue()
 
 
 @pytest.fixture(scope="module")
 def runs(trees: dict[str, Path]) -> dict[str, tuple[int, str]]:
-    """Dry run, --out, --write, then a second --write, each captured."""
-    import contextlib
-    import io
-
-    def run(*args: str) -> tuple[int, str]:
-        stdout = io.StringIO()
-        with contextlib.redirect_stdout(stdout):
-            code = main(["upstream", *args])
-        return code, stdout.getvalue()
-
+    """Dry run, --out, --write, a second --write, and the wide options, each captured."""
     before = _digest(trees["original"])
     results = {
-        "dry": run("--vllm-src", str(trees["original"])),
-        "out": run("--vllm-src", str(trees["original"] / "vllm"), "--out", str(trees["out"])),
+        "dry": _run("--vllm-src", str(trees["original"])),
+        "out": _run("--vllm-src", str(trees["original"] / "vllm"), "--out", str(trees["out"])),
     }
     assert _digest(trees["original"]) == before, "a dry run or --out changed the source tree"
-    results["write"] = run("--vllm-src", str(trees["rewritten"]), "--write")
+    results["write"] = _run("--vllm-src", str(trees["rewritten"]), "--write")
     after = _digest(trees["rewritten"])
-    results["again"] = run("--vllm-src", str(trees["rewritten"]), "--write")
+    results["again"] = _run("--vllm-src", str(trees["rewritten"]), "--write")
     assert _digest(trees["rewritten"]) == after, "a second --write changed the tree"
+    results["wide"] = _run("--vllm-src", str(trees["wide"]), "--write", "--all-readers",
+                           "--remove-redundant")
     return results
 
 
-def test_it_reports_what_it_changes_and_counts(runs: dict[str, tuple[int, str]]) -> None:
+def _git(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *argv], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def applied(trees: dict[str, Path], runs: dict[str, tuple[int, str]]) -> Path:
+    """A git repository of the original tree with the series applied by ``git am``."""
+    repo = trees["applied"]
+    _copy_source_tree(trees["installed"], repo)
+    assert _git(repo, "init", "-q").returncode == 0
+    _git(repo, "add", "-A", "vllm")
+    assert _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm",
+                "vLLM as released").returncode == 0
+    patches = sorted(str(p) for p in trees["out"].glob("*.patch"))
+    done = _git(repo, "am", "--keep-non-patch", *patches)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return repo
+
+
+def test_it_reports_what_it_changes_and_why(runs: dict[str, tuple[int, str]]) -> None:
     code, output = runs["dry"]
     assert code == 0
     summary = output.strip().splitlines()[-2]
+    assert re.search(r"\b2 classes given the mixin\b", summary)
     assert re.search(r"\b6 re-derivations replaced\b", summary)
-    assert re.search(r"\b3 redundant assignments removed\b", summary)
+    assert re.search(r"\b0 redundant assignments removed\b", summary)
     assert re.search(r"\b1 gate added\b", summary) and re.search(r"\b1 contract module", summary)
-    assert "57: DeepseekV32DecoderLayer inherits SequenceParallelDefaults" in output
-    assert "DeepseekV32Model inherits SequenceParallelDefaults" in output
-    assert output.strip().endswith("changes the tree, --out DIR writes the files and a patch)")
+    assert re.search(r"\b2 vLLM test files written\b", summary)
+    # Each class is there for a reason a reviewer can check: a subclass that skips its __init__.
+    assert ("57: DeepseekV32DecoderLayer inherits SequenceParallelDefaults: Dots3NoteDecoderLayer "
+            "does not run DeepseekV32DecoderLayer.__init__") in output
+    assert "DeepseekV32Model inherits SequenceParallelDefaults: Dots3NoteModel does not run" in output
+    assert "patch 1/2: [Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp" in output
+    assert "patch 2/2: [Model] Class-level defaults" in output
+    assert output.strip().endswith("--out DIR writes the files and the patch series)")
     assert runs["out"][1].splitlines()[:-1] == output.splitlines()[:-1]
+
+
+def test_the_wide_version_is_opt_in(runs: dict[str, tuple[int, str]], trees: dict[str, Path]) -> None:
+    code, output = runs["wide"]
+    assert code == 0
+    summary = next(line for line in output.splitlines() if " file(s), +" in line)
+    assert re.search(r"\b27 classes given the mixin\b", summary)
+    assert re.search(r"\b3 redundant assignments removed\b", summary)
+    assert "KimiLinearModel inherits SequenceParallelDefaults: reads a flag outside __init__" in output
+    dots3 = (trees["wide"] / DOTS3).read_text()
+    assert not any(line in dots3 for line in SEED_LINES)
+    # By default the lines PR #52172 added on purpose stay.
+    assert sum((trees["rewritten"] / DOTS3).read_text().count(line) for line in SEED_LINES) == 3
 
 
 def test_a_second_run_changes_nothing(runs: dict[str, tuple[int, str]]) -> None:
@@ -101,19 +145,51 @@ def test_a_second_run_changes_nothing(runs: dict[str, tuple[int, str]]) -> None:
     assert output.splitlines()[0].startswith("0 file(s), +0 -0 lines")
 
 
-def test_out_holds_vllm_layout_and_a_patch_git_accepts(
-    trees: dict[str, Path], runs: dict[str, tuple[int, str]]
+def test_git_am_applies_the_series_and_gives_the_rewritten_tree(
+    trees: dict[str, Path], runs: dict[str, tuple[int, str]], applied: Path
 ) -> None:
     out = trees["out"]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.py"))
-    assert "vllm/config/parallel.py" in written and DOTS3 in written
+    assert "vllm/config/parallel.py" in written and DOTS3 not in written
     assert "vllm/models/common/sequence_parallel_defaults.py" in written
-    for relative in written:  # --out and --write produce the same files
+    assert "tests/config/test_parallel_sequence_parallel_gate.py" in written
+    for relative in written:  # --out, --write and the series all give the same files
         assert (out / relative).read_bytes() == (trees["rewritten"] / relative).read_bytes()
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(trees["original"].parent)}
-    check = subprocess.run(["git", "apply", "--check", str(out / PATCH_NAME)],
-                           cwd=trees["original"], env=env, capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
+        assert (applied / relative).read_bytes() == (out / relative).read_bytes()
+    log = _git(applied, "log", "--format=%s%n%b%n--", "-2").stdout
+    titles = [block.splitlines()[0] for block in log.split("--\n") if block.strip()]
+    assert titles == ["[Model] Class-level defaults for the sequence-parallel flags",
+                      "[Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp"]
+    assert log.count("Signed-off-by: Your Name <you@example.com>") == 2
+    assert "Test Plan:" in log and "#52172" in log and "#48849" in log
+
+
+def test_the_generated_vllm_tests_pass_on_the_patched_tree_and_fail_without_it(
+    trees: dict[str, Path], applied: Path
+) -> None:
+    tests = sorted(str(p.relative_to(applied)) for p in (applied / "tests").rglob("test_*.py"))
+    assert len(tests) == 2
+
+    def pytest_in(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(root), "VLLM_TARGET_DEVICE": "cpu"}
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(root),
+             *paths], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+
+    done = pytest_in(applied, *tests)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert re.search(r"\b43 passed\b", done.stdout), done.stdout[-500:]
+    # On vLLM as released, the same tests fail: they test what the series adds.
+    shutil.copytree(applied / "tests", trees["original"] / "tests")
+    try:
+        before = {path: pytest_in(trees["original"], path) for path in tests}
+    finally:
+        shutil.rmtree(trees["original"] / "tests")
+    assert all(done.returncode != 0 for done in before.values())
+    gate, defaults = before.values()
+    assert re.search(r"\b37 failed\b", gate.stdout) and "passed" not in gate.stdout
+    assert "no attribute 'use_sequence_parallel_moe_without_pp'" in gate.stdout
+    assert "No module named 'vllm.models.common.sequence_parallel_defaults'" in defaults.stdout
 
 
 def test_every_changed_file_compiles_and_no_rederivation_is_left(
@@ -124,7 +200,7 @@ def test_every_changed_file_compiles_and_no_rederivation_is_left(
         compile(path.read_text(), str(path), "exec")
     def sites(root: Path) -> dict[str, list[str]]:
         found = {str(p.relative_to(root)): REDERIVATION.findall(p.read_text())
-                 for p in root.rglob("*.py")}
+                 for p in (root / "vllm").rglob("*.py")}
         return {path: names for path, names in found.items() if names}
 
     assert sum(map(len, sites(trees["original"]).values())) == 6
@@ -140,14 +216,17 @@ def test_audit_of_the_result_is_clean_for_the_flags_even_without_dots3_lines(
         return [f"{f.class_name}.{f.attribute}" for f in result.findings
                 if f.attribute.startswith("use_sequence_parallel")]
 
+    assert flag_findings() == []
+    # The lines PR #52172 added by hand are now optional: without them, still clean.
     dots3 = trees["rewritten"] / DOTS3
     text = dots3.read_text()
-    assert not any(line in text for line in SEED_LINES), "the codemod left the Dots3 lines"
-    assert flag_findings() == []
-    # The seed's two lines, as PR #52172 had them, are now optional: put back or not, clean.
-    original = (trees["original"] / DOTS3).read_text()
-    assert sum(original.count(line) for line in SEED_LINES) == 3
-    assert flag_findings() == []
+    assert sum(text.count(line) for line in SEED_LINES) == 3
+    dots3.write_text("\n".join(line for line in text.splitlines()
+                               if line.strip() not in SEED_LINES) + "\n")
+    try:
+        assert flag_findings() == []
+    finally:
+        dots3.write_text(text)
 
 
 @pytest.mark.slow
@@ -156,7 +235,7 @@ def test_changed_modules_import_and_the_gates_match_the_rewritten_config(
 ) -> None:
     modules = sorted(
         str(p.relative_to(trees["out"]).with_suffix("")).replace(os.sep, ".")
-        for p in trees["out"].rglob("*.py")
+        for p in (trees["out"] / "vllm").rglob("*.py")
     )
 
     def scenario(root: Path, names: list[str]) -> dict[str, object]:
@@ -178,9 +257,10 @@ def test_changed_modules_import_and_the_gates_match_the_rewritten_config(
     # Every changed module that imports on CPU from the original tree still does;
     # the rest fail exactly as before (torchvision, ROCm-only code), not because of us.
     assert imports == original["imports"]
-    assert sum(v == "ok" for v in imports.values()) >= 14
+    assert imports["vllm.config.parallel"] == imports["vllm.models.deepseek_v32.nvidia.model"] == "ok"
     assert rewritten["gate_mismatches"] == [] and rewritten["layer_mismatches"] == []
-    assert rewritten["unprovided"] == []
+    # The contract's classes, and the subclasses that skip their __init__, read defaults.
+    assert [u for u in rewritten["unprovided"] if "DeepseekV32" in u or "Dots3" in u] == []
     assert rewritten["skipped_init"] == {
         name: {"use_sequence_parallel": False, "use_sequence_parallel_moe": False}
         for name in ("DeepseekV32DecoderLayer", "DeepseekV32Model",
@@ -201,6 +281,7 @@ def test_every_changed_file_passes_vllms_ruff_format_and_check(
     # vLLM's own imports from others by it) against the original.
     out, original = trees["rewritten"], trees["original"]
     changed = [str(p.relative_to(trees["out"])) for p in sorted(trees["out"].rglob("*.py"))]
+    assert any(path.startswith("tests/") for path in changed)
     for root in (out, original):
         (root / "ruff.toml").write_text(VLLM_RUFF)
     try:

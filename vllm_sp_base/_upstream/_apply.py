@@ -5,10 +5,11 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from vllm_sp_base._plugin import ANCHORS
 from vllm_sp_base._upstream._codemod import Rewrite, rewrite
 from vllm_sp_base._upstream._contract_module import CONTRACT_PATH, MIXIN, render
 from vllm_sp_base._upstream._plan import (
@@ -19,6 +20,12 @@ from vllm_sp_base._upstream._plan import (
     FileEdits,
     analyse,
 )
+from vllm_sp_base._upstream._vllm_tests import (
+    DEFAULTS_TEST_PATH,
+    GATE_TEST_PATH,
+    defaults_test,
+    gate_test,
+)
 
 #: How each kind of change is counted in the summary, in this order.
 COUNTED = {
@@ -27,7 +34,12 @@ COUNTED = {
     "redundant": "redundant assignments removed",
     "gate": "gate added",
     "module": "contract module written",
+    "test": "vLLM test files written",
 }
+
+
+#: The kinds of change in the first patch of the series; the rest go in the second.
+FIRST_PATCH = frozenset({"gate", "rederivation"})
 
 
 @dataclass
@@ -36,6 +48,7 @@ class FileChange:
     before: str | None  # None: a new file
     after: str
     notes: list[str] = field(default_factory=list)  # "LINE: what changed"
+    middle: str | None = None  # after the first patch of the series (None: not there yet)
 
 
 @dataclass
@@ -45,14 +58,16 @@ class Upstream:
     counts: Counter[str] = field(default_factory=Counter)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     missing: list[str] = field(default_factory=list)
+    left: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, why not replaced)
 
 
 def _notes(edits: FileEdits) -> list[tuple[int, str]]:
-    notes = [(line, f"{cls} inherits {MIXIN}") for cls, line in edits.mixin.items()]
+    notes = [(line, f"{cls} inherits {MIXIN}: {edits.why[cls]}" if cls in edits.why
+              else f"{cls} inherits {MIXIN}") for cls, line in edits.mixin.items()]
     notes += [(r.line, f"{r.cls}: removed self.{r.flag} = False (inherited default)")
               for r in edits.redundant]
-    notes += [(line, f"{cfg}.{MOE_GATE} and {cfg}.{PIPELINE_SIZE} == 1 -> {cfg}.{MODEL_GATE}")
-              for line, cfg in edits.rederivations]
+    notes += [(s.line, (f"{s.receiver}.{MOE_GATE} and {s.receiver}.{PIPELINE_SIZE} == 1 -> "
+                        f"{s.receiver}.{MODEL_GATE}")) for s in edits.rederivations]
     if edits.gate is not None:
         notes.append((edits.gate, f"{CONFIG_CLASS}.{MODEL_GATE} added after {MOE_GATE}"))
     return sorted(notes)
@@ -86,67 +101,127 @@ def _rewrite_all(jobs: list[tuple[bytes, FileEdits]]) -> list[Rewrite | str]:
         return pool.map(_rewrite_or_reason, jobs, chunksize=1)
 
 
-def build(root: str) -> Upstream:
-    """The patch for the vLLM tree under ``root``; reads files, writes none."""
-    plan = analyse(root)
+def _first_patch_only(edits: FileEdits) -> FileEdits:
+    return replace(edits, mixin={}, why={}, redundant=[])
+
+
+def build(
+    root: str, *, all_readers: bool = False, remove_redundant: bool = False, with_tests: bool = True
+) -> Upstream:
+    """The patch for the vLLM tree under ``root``; reads files, writes none.
+    ``with_tests``: the series adds its tests to vLLM's ``tests/``."""
+    plan = analyse(root, all_readers=all_readers, remove_redundant=remove_redundant)
     result = Upstream(root, problems=list(plan.problems), missing=list(plan.missing))
     jobs = [(plan.texts[path], edits) for path, edits in plan.edits.items()]
-    for (path, edits), rewritten in zip(plan.edits.items(), _rewrite_all(jobs)):
-        if isinstance(rewritten, str):
-            result.problems.append((path, rewritten))
+    # A file with changes of both patches is rewritten twice: the text between them.
+    both = [path for path, edits in plan.edits.items()
+            if (edits.mixin or edits.redundant) and (edits.rederivations or edits.gate is not None)]
+    jobs += [(plan.texts[path], _first_patch_only(plan.edits[path])) for path in both]
+    rewrites = _rewrite_all(jobs)
+    firsts = dict(zip(both, rewrites[len(plan.edits):]))
+    for (path, edits), rewritten in zip(plan.edits.items(), rewrites):
+        change = _change(result, path, plan.texts[path], edits, rewritten)
+        if change is None:
             continue
-        before = plan.texts[path].decode("utf-8")
-        result.problems += [(path, problem) for problem in rewritten.problems]
-        done = +Counter({kind: n for kind, n in rewritten.done.items() if kind != "import"})
-        if done != +_expected(edits):
-            planned = dict(_expected(edits))
-            result.problems.append((path, f"planned {planned}, made {dict(done)}; left untouched"))
+        first = firsts.get(path)
+        if isinstance(first, str):  # never expected: the whole rewrite went through
+            result.problems.append((path, f"{first} (first patch only)"))
             continue
-        try:
-            compile(rewritten.source, path, "exec", dont_inherit=True)
-        except SyntaxError as error:  # never expected: the rewrite is not written then
-            result.problems.append((path, f"rewrite does not compile ({error}); left untouched"))
-            continue
-        if rewritten.source != before:
-            notes = [f"{line}: {note}" for line, note in _notes(edits)]
-            result.files.append(FileChange(path, before, rewritten.source, notes))
-            result.counts.update(done)
-    _contract(result)
+        if first is not None:
+            change.middle = first.source
+        else:
+            change.middle = change.after if edits.rederivations or edits.gate is not None else change.before
+        result.files.append(change)
+    _generated(result, with_tests)
     result.files.sort(key=lambda change: change.path)
     _restyle(result)
     return result
 
 
+def _change(
+    result: Upstream, path: str, data: bytes, edits: FileEdits, rewritten: Rewrite | str
+) -> FileChange | None:
+    """The change to one file, or None (a problem said, or nothing to change)."""
+    if isinstance(rewritten, str):
+        result.problems.append((path, rewritten))
+        return None
+    before = data.decode("utf-8")
+    result.problems += [(path, problem) for problem in rewritten.problems]
+    done = +Counter({kind: n for kind, n in rewritten.done.items() if kind != "import"})
+    expected = _expected(edits)
+    expected["rederivation"] -= len(rewritten.left)
+    if done != +expected:
+        result.problems.append((path, f"planned {dict(+expected)}, made {dict(done)}; left untouched"))
+        return None
+    try:
+        compile(rewritten.source, path, "exec", dont_inherit=True)
+    except SyntaxError as error:  # never expected: the rewrite is not written then
+        result.problems.append((path, f"rewrite does not compile ({error}); left untouched"))
+        return None
+    declined = {line for line, _ in rewritten.left}
+    result.left += [(path, left.line, left.reason) for left in edits.left]
+    result.left += [(path, line, why) for line, why in rewritten.left]
+    if rewritten.source == before:
+        return None
+    result.counts.update(done)
+    notes = [f"{line}: {note}" for line, note in _notes(edits)
+             if not (line in declined and "->" in note)]
+    return FileChange(path, before, rewritten.source, notes)
+
+
 def _restyle(result: Upstream) -> None:
-    """vLLM's ``ruff format`` and ``ruff check`` on every changed file (see ``_style``)."""
+    """vLLM's ``ruff format`` and ``ruff check`` on every changed file, after
+    each patch of the series (see ``_style``)."""
     from vllm_sp_base._upstream._style import style
 
+    between = [c for c in result.files if c.middle is not None and c.middle not in (c.before, c.after)]
     try:
         styled = style({c.path: c.before for c in result.files}, {c.path: c.after for c in result.files})
+        first = style({c.path: c.before for c in between}, {c.path: c.middle or "" for c in between})
     except FileNotFoundError:
         why = "not found: the patch is neither formatted nor linted as vLLM's pre-commit would"
         result.problems.append(("ruff", f"{why} (pip install ruff)"))
         return
     for change in result.files:
+        if change.middle == change.after:
+            change.middle = styled.texts[change.path]
         change.after = styled.texts[change.path]
+        if change in between:
+            change.middle = first.texts[change.path]
         if change.path in styled.unformatted:
             change.notes.append("not ruff-formatted before the patch: left unformatted")
     result.problems += styled.added
+    result.problems += [found for found in first.added if found not in styled.added]
+    # A generated file as vLLM's style writes it is already there: nothing to change.
+    for change in [c for c in result.files if c.after == c.before]:
+        result.files.remove(change)
+        result.counts[_GENERATED_KIND.get(change.path, "")] -= 1
+    result.counts = +result.counts
 
 
-def _contract(result: Upstream) -> None:
-    path = os.path.join(result.root, *CONTRACT_PATH.split("/"))
-    wanted = render()
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            current: str | None = handle.read()
-    except FileNotFoundError:
-        current = None
-    except (OSError, UnicodeDecodeError) as error:
-        result.problems.append((CONTRACT_PATH, f"cannot read: {error}"))
-        return
-    if current == wanted:
-        return
-    note = "new file: the contract" if current is None else "regenerated: the contract changed"
-    result.files.append(FileChange(CONTRACT_PATH, current, wanted, [f"1: {note}, from vllm_sp_base"]))
-    result.counts["module"] += 1
+_GENERATED_KIND = {GATE_TEST_PATH: "test", CONTRACT_PATH: "module", DEFAULTS_TEST_PATH: "test"}
+
+
+def _generated(result: Upstream, with_tests: bool) -> None:
+    """The contract module, and the tests each patch adds to vLLM's ``tests/``."""
+    anchors = [(module, name) for module, names in ANCHORS.items() for name in names]
+    generated = [(CONTRACT_PATH, render(), "module", False)]
+    if with_tests and not result.missing:  # the tests import what the patch expects to find
+        generated += [(GATE_TEST_PATH, gate_test(MODEL_GATE), "test", True),
+                      (DEFAULTS_TEST_PATH, defaults_test(anchors), "test", False)]
+    for path, text, kind, first_patch in generated:
+        try:
+            with open(os.path.join(result.root, *path.split("/")), encoding="utf-8", newline="") as handle:
+                current: str | None = handle.read()
+        except FileNotFoundError:
+            current = None
+        except (OSError, UnicodeDecodeError) as error:
+            result.problems.append((path, f"cannot read: {error}"))
+            continue
+        if current == text:
+            continue
+        note = "new file" if current is None else "regenerated: it changed"
+        what = "the contract, from vllm_sp_base" if kind == "module" else "vLLM test"
+        result.files.append(FileChange(path, current, text, [f"1: {note}: {what}"],
+                                       middle=text if first_patch else current))
+        result.counts[kind] += 1

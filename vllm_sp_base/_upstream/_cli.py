@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 EXIT_DONE, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
+_AUTHOR = re.compile(r"[^<>]+ <[^<>\s]+@[^<>\s]+>")
 _PROG = "vllm-sp-base upstream"
 
 
@@ -18,8 +20,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--write", action="store_true", help="rewrite the tree in place")
     parser.add_argument("--out", metavar="DIR",
-                        help="write the changed files in vLLM's layout and a .patch under DIR")
-    parser.add_argument("--diff", action="store_true", help="also print the patch")
+                        help="write the changed files in vLLM's layout and the patch series "
+                             "(0001-*.patch ..., for git am) under DIR")
+    parser.add_argument("--diff", action="store_true", help="also print the whole change as one diff")
+    parser.add_argument("--all-readers", action="store_true",
+                        help="give the mixin to every class rooting a hierarchy that reads a flag "
+                             "(default: only those with a subclass that skips their __init__, "
+                             "and the contract's own classes)")
+    parser.add_argument("--remove-redundant", action="store_true",
+                        help="also remove the `self.<flag> = False` lines the defaults make redundant")
+    parser.add_argument("--author", metavar="'NAME <EMAIL>'", default=None,
+                        help="author and Signed-off-by of the series (default: a placeholder to fill)")
 
 
 def _fail(message: str) -> int:
@@ -29,7 +40,7 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from vllm_sp_base._upstream import _apply, _atomic, _output, _plan
+        from vllm_sp_base._upstream import _apply, _atomic, _output, _plan, _series
     except ImportError as error:  # libcst is the `upstream` extra
         return _fail(f"needs libcst ({error.name} is missing): pip install 'vllm-sp-base[upstream]'")
     given = args.vllm_src
@@ -58,7 +69,16 @@ def run(args: argparse.Namespace) -> int:
         if finished:
             print(f"{_PROG}: finished an interrupted --write: {len(finished)} file(s) moved into place",
                   file=sys.stderr)
-    result = _apply.build(root)
+    author = args.author or _series.PLACEHOLDER_AUTHOR
+    if "\n" in author or not _AUTHOR.fullmatch(author):
+        return _fail(f"--author {author!r}: expected 'Name <email>'")
+    # A tree rewritten in place gets vLLM tests only where it has tests/ (a checkout).
+    with_tests = not args.write or os.path.isdir(os.path.join(root, "tests"))
+    if not with_tests:
+        print(f"{_PROG}: no tests/ under {root}: the series carries no vLLM tests "
+              "(run it on a vLLM checkout, or without --write)", file=sys.stderr)
+    result = _apply.build(root, all_readers=args.all_readers, remove_redundant=args.remove_redundant,
+                          with_tests=with_tests)
     for path, reason in result.problems:
         print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
     for what in result.missing:
@@ -71,10 +91,19 @@ def run(args: argparse.Namespace) -> int:
         print(change.path)
         for note in change.notes:
             print(f"  {note}")
+    for path, line, why in result.left:
+        print(f"{path}:{line}: left as is, because {why}")
+    patches = _series.series(result)
+    for number, patch in enumerate(patches, 1):
+        print(f"patch {number}/{len(patches)}: {patch.title} ({len(patch.files)} file(s))")
     added = sum(line.startswith("+") and not line.startswith("+++") for line in text.splitlines())
     removed = sum(line.startswith("-") and not line.startswith("---") for line in text.splitlines())
     counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _apply.COUNTED.items())
     print(f"{len(result.files)} file(s), +{added} -{removed} lines: {counts}")
+    mboxes = {
+        _series.file_name(number, patch.title): _series.mbox(patch, number, len(patches), author)
+        for number, patch in enumerate(patches, 1)
+    }
 
     if result.missing:
         print(f"{_PROG}: nothing written: this tree is not laid out as the patch expects",
@@ -82,19 +111,20 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INCOMPLETE
     if result.files:
         try:
-            rejected = _output.check_patch(result.files, text)
+            rejected = _output.check_series(result.files, list(mboxes.values()))
         except FileNotFoundError:
-            print(f"{_PROG}: git not found; the patch was not checked", file=sys.stderr)
+            print(f"{_PROG}: git not found; the series was not checked", file=sys.stderr)
         else:
             if rejected is not None:
-                return _fail(f"git apply --check rejects the patch; nothing written: {rejected}")
+                return _fail(f"the series does not apply; nothing written: {rejected}")
     if not args.write and not args.out:
         print("dry run: nothing written (--write changes the tree, --out DIR writes the files "
-              "and a patch)")
+              "and the patch series)")
     try:
         if args.out:
-            where = _output.write_out(os.path.abspath(args.out), root, result.files, text)
-            print(f"wrote {len(result.files)} file(s) and {where}")
+            written = _output.write_out(os.path.abspath(args.out), root, result.files, mboxes)
+            print(f"wrote {len(result.files)} file(s) and {len(written)} patch(es): "
+                  + " ".join(os.path.relpath(path) for path in written))
         if args.write:
             _output.write_tree(root, result.files)
             print(f"rewrote {len(result.files)} file(s) under {root}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, FLAGS, MIXIN
 from vllm_sp_base._upstream._plan import (
@@ -27,9 +28,10 @@ from vllm_sp_base._upstream._plan import (
 GATE_PROPERTY: Final = f'''\
 @property
 def {MODEL_GATE}(self) -> bool:
-    """Model-level sequence parallelism, which model classes read instead of
-        re-deriving it: SP-MoE, and no pipeline parallelism (sequence-parallel
-        hidden states cannot cross pipeline stages yet)."""
+    """Sequence-parallel MoE without pipeline parallelism: the models that shard
+        their hidden states for SP-MoE do so only when PP is 1 (sequence-parallel
+        hidden states cannot cross pipeline stages yet). Models with a
+        sequence-parallel gate of their own do not read it."""
     return self.{MOE_GATE} and self.{PIPELINE_SIZE} == 1
 '''
 
@@ -39,6 +41,7 @@ class Rewrite:
     source: str
     done: Counter[str] = field(default_factory=Counter)  # kind -> how many made
     problems: list[str] = field(default_factory=list)
+    left: list[tuple[int, str]] = field(default_factory=list)  # (line, why): planned, not made
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -47,6 +50,10 @@ def _code(node: cst.CSTNode) -> str:
 
 def _is_attribute(node: cst.BaseExpression, attr: str) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == attr
+
+
+#: Bases a mixin goes after, as vLLM writes ``nn.Module, SupportsX``.
+_MODULE_BASES: Final = frozenset({"nn.Module", "torch.nn.Module", "Module"})
 
 
 def _is_pipeline_size_one(node: cst.BaseExpression) -> bool:
@@ -70,27 +77,42 @@ def _and_chain(node: cst.BaseExpression) -> tuple[list[cst.BaseExpression], list
     return [node], []
 
 
-def _rederivation(
-    node: cst.BooleanOperation,
-) -> tuple[list[cst.BaseExpression], list[cst.And], int, int] | None:
-    if not isinstance(node.operator, cst.And):
+class _Comments(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Comment] = []
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.found.append(node)
+
+
+def _comments(*nodes: cst.CSTNode) -> list[cst.Comment]:
+    collector = _Comments()
+    for node in nodes:
+        node.visit(collector)
+    return collector.found
+
+
+def _with_comment_lines(
+    space: cst.BaseParenthesizableWhitespace, comments: list[cst.Comment]
+) -> cst.BaseParenthesizableWhitespace | None:
+    """``space`` (which starts a line) with ``comments`` on lines of their own at its end."""
+    if not isinstance(space, cst.ParenthesizedWhitespace):
         return None
-    operands, operators = _and_chain(node.with_changes(lpar=(), rpar=()))
-    for i, operand in enumerate(operands):
-        if not _is_attribute(operand, MOE_GATE):
-            continue
-        assert isinstance(operand, cst.Attribute)
-        for j, other in enumerate(operands):
-            if _is_pipeline_size_one(other):
-                assert isinstance(other, cst.Comparison) and isinstance(other.left, cst.Attribute)
-                if operand.value.deep_equals(other.left.value):
-                    return operands, operators, i, j
-    return None
+    lines = [
+        cst.EmptyLine(indent=space.indent, whitespace=space.last_line, comment=comment)
+        for comment in comments
+    ]
+    return space.with_changes(empty_lines=[*space.empty_lines, *lines])
 
 
 class _Rewriter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
     def __init__(self, edits: FileEdits) -> None:
         super().__init__()
+        self.sites = {(site.line, site.column) for site in edits.rederivations}
+        self.inner_chains: set[int] = set()
         self.mixin_classes = set(edits.mixin)
         self.redundant = {(r.cls, r.flag) for r in edits.redundant}
         self.add_gate = edits.gate is not None
@@ -165,14 +187,24 @@ class _Rewriter(cst.CSTTransformer):
             )
             return node
         bases = list(node.bases)
-        comma = (
-            bases[0].comma
-            if bases and isinstance(bases[0].comma, cst.Comma)
-            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        anchor = next(
+            (i for i, arg in enumerate(bases) if _code(arg.value) in _MODULE_BASES), 0
         )
-        mixin = cst.Arg(cst.Name(MIXIN), comma=comma if bases else cst.MaybeSentinel.DEFAULT)
+        mixin = cst.Arg(cst.Name(MIXIN))
+        if bases:
+            # The mixin takes the anchor's comma (to the next base, or the
+            # trailing one); the anchor takes a comma between bases.
+            comma = bases[anchor].comma
+            mixin = mixin.with_changes(comma=comma)
+            if anchor + 1 < len(bases):
+                between = comma
+            elif anchor > 0:
+                between = bases[anchor - 1].comma
+            else:
+                between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            bases[anchor] = bases[anchor].with_changes(comma=between)
         self.result.done["mixin"] += 1
-        return node.with_changes(bases=[mixin, *bases])
+        return node.with_changes(bases=[*bases[: anchor + 1], mixin, *bases[anchor + 1 :]])
 
     def _add_gate(self, node: cst.ClassDef) -> cst.ClassDef:
         body = list(node.body.body)
@@ -223,28 +255,86 @@ class _Rewriter(cst.CSTTransformer):
         return updated_node
 
     # Expressions ---------------------------------------------------------
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        left = node.left
+        if isinstance(node.operator, cst.And) and isinstance(left, cst.BooleanOperation) and (
+            isinstance(left.operator, cst.And) and not left.lpar
+        ):
+            self.inner_chains.add(id(left))  # part of this chain: rewritten with it
+
     def leave_BooleanOperation(
         self, original_node: cst.BooleanOperation, updated_node: cst.BooleanOperation
     ) -> cst.BaseExpression:
-        if MODEL_GATE in self.functions:  # the gate's own definition
+        if (
+            MODEL_GATE in self.functions
+            or not isinstance(original_node.operator, cst.And)
+            or id(original_node) in self.inner_chains
+        ):
             return updated_node
-        found = _rederivation(updated_node)
-        if found is None:
-            return updated_node
-        operands, operators, gate, pipeline = found
+        originals, _ = _and_chain(original_node.with_changes(lpar=(), rpar=()))
+        operands, operators = _and_chain(updated_node.with_changes(lpar=(), rpar=()))
+        for i, operand in enumerate(originals):
+            if not _is_attribute(operand, MOE_GATE):
+                continue
+            start = self.get_metadata(PositionProvider, operand).start
+            if (start.line, start.column) not in self.sites:
+                continue
+            pipeline = next(
+                (j for j in (i - 1, i + 1) if 0 <= j < len(operands) and _is_pipeline_size_one(operands[j])),
+                None,
+            )
+            if pipeline is None:  # the plan said so: never expected
+                continue
+            rewritten = self._join(operands, operators, i, pipeline, updated_node)
+            if rewritten is None:
+                self.result.left.append((start.line, "a comment inside it would have no line to go on"))
+                return updated_node
+            self.result.done["rederivation"] += 1
+            return rewritten
+        return updated_node
+
+    @staticmethod
+    def _join(
+        operands: list[cst.BaseExpression], operators: list[cst.And], gate: int, pipeline: int,
+        node: cst.BooleanOperation,
+    ) -> cst.BaseExpression | None:
+        """The chain with its two adjacent operands joined into ``X.<gate>``; the
+        comments of what goes kept on lines of their own; None where they cannot be."""
+        first = min(gate, pipeline)
+        between = operators[first]
         gate_node = operands[gate]
         assert isinstance(gate_node, cst.Attribute)
-        operands[gate] = gate_node.with_changes(attr=cst.Name(MODEL_GATE))
-        self.result.done["rederivation"] += 1
-        del operands[pipeline]
-        del operators[max(pipeline - 1, 0)]
-        if len(operands) == 1:  # an attribute needs no parentheses
-            return operands[0]
+        lost = _comments(operands[pipeline], between)
+        joined: cst.BaseExpression = gate_node.with_changes(attr=cst.Name(MODEL_GATE))
+        operands = [*operands[:first], joined, *operands[first + 2 :]]
+        operators = [*operators[:first], *operators[first + 1 :]]
+        lpar, rpar = list(node.lpar), list(node.rpar)
+        if lost:
+            # On the line before the joined operand: after the operator or the
+            # parenthesis that precedes it, when that ends a line.
+            if first > 0:  # vLLM breaks lines before ``and``, so try that first
+                before = operators[first - 1]
+                space = _with_comment_lines(before.whitespace_before, lost)
+                if space is not None:
+                    operators[first - 1] = before.with_changes(whitespace_before=space)
+                elif (space := _with_comment_lines(before.whitespace_after, lost)) is not None:
+                    operators[first - 1] = before.with_changes(whitespace_after=space)
+                else:
+                    return None
+            elif lpar:
+                space = _with_comment_lines(lpar[-1].whitespace_after, lost)
+                if space is None:
+                    return None
+                lpar[-1] = lpar[-1].with_changes(whitespace_after=space)
+            else:
+                return None
+        if len(operands) == 1:
+            return operands[0].with_changes(lpar=lpar, rpar=rpar) if lost else operands[0]
         chain: cst.BaseExpression = operands[0]
         for operator, operand in zip(operators, operands[1:]):
             chain = cst.BooleanOperation(left=chain, operator=operator, right=operand)
         assert isinstance(chain, cst.BooleanOperation)
-        return chain.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return chain.with_changes(lpar=lpar, rpar=rpar)
 
 
 def _is_vllm_import(statement: cst.CSTNode) -> bool:
@@ -315,5 +405,5 @@ def _import_position(body: Sequence[cst.BaseStatement]) -> int:
 def rewrite(source: str, edits: FileEdits) -> Rewrite:
     """Raises ``libcst.ParserSyntaxError`` when the source does not parse."""
     rewriter = _Rewriter(edits)
-    rewriter.result.source = cst.parse_module(source).visit(rewriter).code
+    rewriter.result.source = MetadataWrapper(cst.parse_module(source)).visit(rewriter).code
     return rewriter.result

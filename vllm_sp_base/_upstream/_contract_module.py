@@ -19,7 +19,7 @@ MIXIN: Final = SequenceParallelDefaults.__name__
 #: The attributes the mixin gives a class-level default.
 FLAGS: Final = frozenset(SEQUENCE_PARALLEL_DEFAULTS)
 
-_HEADER = """\
+SPDX_HEADER: Final = """\
 # SPDX-License-Identifier: Apache-2.0
 # SPDX-FileCopyrightText: Copyright contributors to the vLLM project
 """
@@ -32,7 +32,7 @@ def render() -> str:
         f"    {flag}: bool = {default!r}" for flag, default in SEQUENCE_PARALLEL_DEFAULTS.items()
     )
     return (
-        f'{_HEADER}"""Class-level defaults for the sequence-parallel flags of model classes."""\n'
+        f'{SPDX_HEADER}"""Class-level defaults for the sequence-parallel flags of model classes."""\n'
         f"\n\nclass {MIXIN}:\n"
         f'    """{docstring.lstrip()}\n    """\n'
         f"\n{fields}\n"

@@ -1,4 +1,4 @@
-"""Where the rewrite goes: a git patch, the tree itself, or a separate folder.
+"""Where the rewrite goes: a patch series, the tree itself, or a separate folder.
 
 Files are written all or none (see ``_atomic``): a run killed at any moment
 leaves the tree as it was, or one the next ``--write`` run completes.
@@ -6,8 +6,8 @@ leaves the tree as it was, or one the next ``--write`` run completes.
 
 from __future__ import annotations
 
-import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,9 +16,9 @@ from collections.abc import Iterable
 
 from vllm_sp_base._upstream._apply import FileChange
 from vllm_sp_base._upstream._atomic import write_all
+from vllm_sp_base._upstream._series import diff
 
-PATCH_NAME = "vllm-sp-base-upstream.patch"
-_NO_NEWLINE = "\\ No newline at end of file\n"
+_SERIES_NAME = re.compile(r"\d{4}-.*\.patch")
 
 
 class OutputError(Exception):
@@ -26,19 +26,8 @@ class OutputError(Exception):
 
 
 def patch(files: Iterable[FileChange]) -> str:
-    """A ``git apply``-able patch, paths relative to the tree's root."""
-    out: list[str] = []
-    for change in files:
-        out.append(f"diff --git a/{change.path} b/{change.path}\n")
-        if change.before is None:
-            out += ["new file mode 100644\n", "--- /dev/null\n", f"+++ b/{change.path}\n"]
-        else:
-            out += [f"--- a/{change.path}\n", f"+++ b/{change.path}\n"]
-        before = (change.before or "").splitlines(keepends=True)
-        hunks = difflib.unified_diff(before, change.after.splitlines(keepends=True), n=3)
-        for line in list(hunks)[2:]:  # the ---/+++ pair is written above
-            out.append(line if line.endswith("\n") else line + "\n" + _NO_NEWLINE)
-    return "".join(out)
+    """The whole change as one ``git apply``-able diff, paths relative to the tree's root."""
+    return diff((change.path, change.before, change.after) for change in files)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -58,8 +47,9 @@ def write_tree(root: str, files: list[FileChange]) -> None:
     write_all(root, targets)
 
 
-def write_out(out: str, root: str, files: list[FileChange], text: str) -> str:
-    """The changed files in vLLM's layout under ``out``, and the patch; returns its path."""
+def write_out(out: str, root: str, files: list[FileChange], patches: dict[str, str]) -> list[str]:
+    """The changed files in vLLM's layout under ``out``, and the series (name ->
+    text) beside them; returns the paths of the patches."""
     package = os.path.join(root, "vllm")
     if _inside(out, package):
         raise OutputError(f"{out}: inside the vLLM package being rewritten; choose another --out")
@@ -70,33 +60,57 @@ def write_out(out: str, root: str, files: list[FileChange], text: str) -> str:
     if os.path.realpath(out) in {os.path.realpath(p or os.curdir) for p in sys.path}:
         raise OutputError(f"{out}: on Python's import path, so its partial vllm/ would shadow "
                           "the real vLLM; choose another --out")
-    patch_path = os.path.join(out, PATCH_NAME)
     os.makedirs(out, exist_ok=True)
+    stale = [os.path.join(out, name) for name in os.listdir(out) if _SERIES_NAME.fullmatch(name)]
+    written = [os.path.join(out, name) for name in patches]
     write_all(out, [(os.path.join(out, *c.path.split("/")), c.after) for c in files]
-              + [(patch_path, text)])
-    return patch_path
+              + list(zip(written, patches.values())))
+    for path in set(stale) - set(written):  # an earlier run's series, so `git am DIR/*.patch` works
+        os.remove(path)
+    return written
 
 
-def check_patch(files: list[FileChange], text: str) -> str | None:
-    """Run ``git apply --check`` on copies of the original files; None when it
-    accepts the patch, else why not. Raises FileNotFoundError without git."""
+def check_series(files: list[FileChange], patches: list[str]) -> str | None:
+    """Apply the series with ``git am`` to a repository of the original files
+    and compare the outcome with the rewrite; None when both hold, else why
+    not. Raises FileNotFoundError without git."""
     git = shutil.which("git")
     if git is None:
         raise FileNotFoundError("git")
     with tempfile.TemporaryDirectory(prefix="vllm-sp-base-check-") as scratch:
+        repo = os.path.join(scratch, "repo")
+        os.makedirs(repo)
         for change in files:
             if change.before is not None:
-                path = os.path.join(scratch, *change.path.split("/"))
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "wb") as handle:
-                    handle.write(change.before.encode("utf-8"))
-        patch_path = os.path.join(scratch, PATCH_NAME)
-        with open(patch_path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        # Outside any repository, so git applies to these files, not to an enclosing repo.
-        env = {**os.environ, "GIT_CEILING_DIRECTORIES": os.path.dirname(scratch)}
-        done = subprocess.run(
-            [git, "apply", "--check", PATCH_NAME],
-            cwd=scratch, env=env, capture_output=True, text=True, check=False,
-        )
-        return None if done.returncode == 0 else done.stderr.strip() or "git apply --check failed"
+                _write(os.path.join(repo, *change.path.split("/")), change.before)
+        # Outside any repository and with no user configuration: only this one counts.
+        env = {**os.environ, "GIT_CEILING_DIRECTORIES": scratch, "GIT_CONFIG_GLOBAL": os.devnull,
+               "GIT_CONFIG_NOSYSTEM": "1", "GIT_COMMITTER_NAME": "vllm-sp-base",
+               "GIT_COMMITTER_EMAIL": "check@vllm-sp-base.invalid", "GIT_AUTHOR_NAME": "vllm-sp-base",
+               "GIT_AUTHOR_EMAIL": "check@vllm-sp-base.invalid"}
+
+        def git_run(*argv: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([git, *argv], cwd=repo, env=env, capture_output=True, text=True,
+                                  check=False)
+
+        git_run("init", "-q")
+        git_run("add", "-A")
+        git_run("commit", "-q", "--allow-empty", "-m", "the tree before the series")
+        for number, text in enumerate(patches, 1):
+            name = os.path.join(scratch, f"{number:04d}.patch")
+            _write(name, text)
+            done = git_run("am", "-q", "--keep-non-patch", name)
+            if done.returncode != 0:
+                return f"patch {number}: git am: {(done.stderr or done.stdout).strip()}"
+        for change in files:
+            path = os.path.join(repo, *change.path.split("/"))
+            with open(path, encoding="utf-8", newline="") as handle:
+                if handle.read() != change.after:
+                    return f"{change.path}: the series does not give the rewritten file"
+    return None
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._construction import ClassModel, construct, skipped_inits
 from vllm_sp_base._audit._engine import AuditResult
 from vllm_sp_base._audit._files import discover
 from vllm_sp_base._audit._model import ClassInfo
@@ -22,13 +23,23 @@ from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
 from vllm_sp_base._audit._sources import Sources
 from vllm_sp_base._plugin import ANCHORS
 from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, FLAGS, MIXIN
-from vllm_sp_base._upstream._redundant import Redundant, redundant_assignments
+from vllm_sp_base._upstream._rederive import (
+    CONFIG_CLASS,
+    MOE_GATE,
+    PIPELINE_SIZE,
+    LeftAsIs,
+    Site,
+    find_sites,
+)
+from vllm_sp_base._upstream._redundant import Redundant, redundant_assignments, subclasses_of
+
+__all__ = ["CONFIG_CLASS", "MODEL_GATE", "MOE_GATE", "PIPELINE_SIZE", "FileEdits", "Plan", "analyse"]
 
 CONFIG_PATH: Final = "vllm/config/parallel.py"
-CONFIG_CLASS: Final = "ParallelConfig"
-MOE_GATE: Final = "use_sequence_parallel_moe"
-MODEL_GATE: Final = "use_sequence_parallel"
-PIPELINE_SIZE: Final = "pipeline_parallel_size"
+#: The ``ParallelConfig`` property the patch adds. Not ``use_sequence_parallel``:
+#: DeepSeek V4/V4.1, Step5 and MuseSpark set a ``self.use_sequence_parallel`` of
+#: their own from other conditions, and two things of one name must not disagree.
+MODEL_GATE: Final = "use_sequence_parallel_moe_without_pp"
 #: Text every file the patch may touch contains; everything else is never parsed.
 _FLAG_TEXT: Final = b"use_sequence_parallel"
 _REDERIVATION_TEXT: Final = (b"use_sequence_parallel_moe", b"pipeline_parallel_size")
@@ -57,8 +68,10 @@ class FileEdits:
     """What the patch changes in one file; lines are the original file's."""
 
     mixin: dict[str, int] = field(default_factory=dict)  # class -> line of its header
+    why: dict[str, str] = field(default_factory=dict)  # class -> why it is given the mixin
     redundant: list[Redundant] = field(default_factory=list)
-    rederivations: list[tuple[int, str]] = field(default_factory=list)  # (line, config expression)
+    rederivations: list[Site] = field(default_factory=list)
+    left: list[LeftAsIs] = field(default_factory=list)  # re-derivations not replaced
     gate: int | None = None  # line of ParallelConfig.use_sequence_parallel_moe, to add the gate
 
     def count(self) -> int:
@@ -120,8 +133,14 @@ def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
     }
 
 
-def analyse(root: str) -> Plan:
-    """What the patch changes in the vLLM tree under ``root`` (the directory holding ``vllm/``)."""
+def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = False) -> Plan:
+    """What the patch changes in the vLLM tree under ``root`` (the directory holding ``vllm/``).
+
+    The mixin goes to the classes whose hierarchy has a subclass that skips the
+    ``__init__`` setting a flag, and to those the contract names; with
+    ``all_readers``, to every class rooting a hierarchy that reads one.
+    ``remove_redundant`` also removes the ``= False`` lines the default makes redundant.
+    """
     discovered = discover([os.path.join(root, "vllm")])
     analysis = Analysis(root, discovered.files)
     plan = analysis.plan
@@ -136,21 +155,29 @@ def analyse(root: str) -> Plan:
         if info is None:
             continue
         if all(marker in data for marker in _REDERIVATION_TEXT):
-            lines = _rederivation_lines(analysis.tree(path))
-            if lines:
-                plan.file(analysis.relpath(path)).rederivations = lines
+            sites, left = find_sites(analysis.tree(path), skip_function=MODEL_GATE)
+            if sites or left:
+                edits = plan.file(analysis.relpath(path))
+                edits.rederivations, edits.left = _in_characters(data, sites), left
         classes += [ClassRef(module, name) for name in info.classes]
 
-    targets = _mixin_targets(analysis, classes)
+    readers = _mixin_targets(analysis, classes)
+    needed = _needing_the_mixin(analysis, readers)
+    targets = set(readers) if all_readers else set(needed)
     for ref in targets:
         cls = analysis.info(ref)
         assert cls is not None
-        plan.file(_relpath_of(analysis, ref)).mixin[ref.name] = cls.line
-    for ref, found in redundant_assignments(analysis, classes, targets).items():
-        plan.file(_relpath_of(analysis, ref)).redundant += found
+        edits = plan.file(_relpath_of(analysis, ref))
+        edits.mixin[ref.name] = cls.line
+        edits.why[ref.name] = needed.get(ref, "reads a flag outside __init__ (--all-readers)")
+    if remove_redundant:
+        for ref, found in redundant_assignments(analysis, classes, targets).items():
+            plan.file(_relpath_of(analysis, ref)).redundant += found
     _plan_gate(analysis)
     _check_expectations(analysis, targets)
-    plan.edits = {path: edits for path, edits in sorted(plan.edits.items()) if edits.count()}
+    plan.edits = {
+        path: edits for path, edits in sorted(plan.edits.items()) if edits.count() or edits.left
+    }
     plan.texts = {
         rel: analysis.sources.texts[os.path.join(root, *rel.split("/"))] for rel in plan.edits
     }
@@ -160,35 +187,35 @@ def analyse(root: str) -> Plan:
     return plan
 
 
-def _rederivation_lines(tree: ast.Module) -> list[tuple[int, str]]:
-    """Lines of ``X.use_sequence_parallel_moe and X.pipeline_parallel_size == 1``
-    in an ``and`` chain, outside the gate's own definition."""
-    lines: list[tuple[int, str]] = []
+def _in_characters(data: bytes, sites: list[Site]) -> list[Site]:
+    """ast counts columns in UTF-8 bytes, libcst in characters."""
+    lines = data.splitlines()
+    return [
+        Site(s.line, len(lines[s.line - 1][: s.column].decode("utf-8", "replace")), s.receiver)
+        for s in sites
+    ]
 
-    def visit(node: ast.AST, in_gate: bool) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == MODEL_GATE:
-            in_gate = True
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and not in_gate:
-            gates = [v for v in node.values if isinstance(v, ast.Attribute) and v.attr == MOE_GATE]
-            sizes = [
-                ast.dump(v.left.value)
-                for v in node.values
-                if isinstance(v, ast.Compare)
-                and isinstance(v.left, ast.Attribute)
-                and v.left.attr == PIPELINE_SIZE
-                and len(v.ops) == 1
-                and isinstance(v.ops[0], ast.Eq)
-                and isinstance(v.comparators[0], ast.Constant)
-                and v.comparators[0].value == 1
-            ]
-            match = next((g for g in gates if ast.dump(g.value) in sizes), None)
-            if match is not None:
-                lines.append((match.lineno, ast.unparse(match.value)))
-        for child in ast.iter_child_nodes(node):
-            visit(child, in_gate)
 
-    visit(tree, False)
-    return sorted(lines)
+def _needing_the_mixin(analysis: Analysis, readers: set[ClassRef]) -> dict[ClassRef, str]:
+    """The readers whose hierarchy has (or, for the contract's own classes, can
+    get) a subclass that skips an ``__init__`` setting a flag: reader -> why."""
+    needed: dict[ClassRef, str] = {}
+    ordered = sorted(readers, key=str)
+    for ref, heirs in subclasses_of(analysis, ordered).items():
+        for heir in sorted(heirs, key=str):
+            model = ClassModel(analysis.project, heir)
+            skipped: list[ClassRef] = []
+            for index in skipped_inits(model, construct(model)):
+                info, entry = model.infos[index], model.mro[index]
+                if info and isinstance(entry, ClassRef) and set(info.methods["__init__"].sets) & FLAGS:
+                    skipped.append(entry)
+            if skipped:
+                needed[ref] = f"{heir.name} does not run {skipped[0].name}.__init__, which sets a flag"
+                break
+        else:
+            if ref.name in ANCHORS.get(ref.module, ()):
+                needed[ref] = "named by the contract: custom-__init__ subclasses are written against it"
+    return needed
 
 
 def _plan_gate(analysis: Analysis) -> None:

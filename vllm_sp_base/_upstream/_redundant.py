@@ -9,6 +9,7 @@ of the class or of any subclass in the tree).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -159,25 +160,32 @@ def _for_class(
     # A subclass that runs this __init__ but has a class-level value of its own
     # ahead of the mixin would see that value once the line is gone.
     if ref not in heirs:
-        heirs[ref] = [project.mro(heir) for heir in _subclasses(analysis, ref)]
+        heirs[ref] = [project.mro(heir) for heir in subclasses(analysis, ref)]
     return [
         r for r in found
         if all(_default_comes_from_mixin(analysis, mro, r.flag, targets) for mro in heirs[ref])
     ]
 
 
-def _subclasses(analysis: Analysis, ref: ClassRef) -> set[ClassRef]:
-    """Every class of the tree with ``ref`` in its MRO. A subclass names its base
-    (or an alias, or another subclass) in its file: only such files are parsed."""
-    names = {ref.name}
-    heirs: set[ClassRef] = set()
+def subclasses(analysis: Analysis, ref: ClassRef) -> set[ClassRef]:
+    return subclasses_of(analysis, [ref])[ref]
+
+
+def subclasses_of(analysis: Analysis, refs: list[ClassRef]) -> dict[ClassRef, set[ClassRef]]:
+    """Every class of the tree with each of ``refs`` in its MRO. A subclass names
+    its base (or an alias, or another subclass) in its file: only such files are
+    parsed, in one pass for all of ``refs``."""
+    wanted = set(refs)
+    names = {ref.name for ref in refs}
+    heirs: dict[ClassRef, set[ClassRef]] = {ref: set() for ref in refs}
     parsed: dict[str, ModuleInfo] = {}
     grew = True
     while grew:
         grew = False
+        pattern = re.compile(b"|".join(re.escape(n.encode()) for n in sorted(names)))
         for path, module in analysis.files.items():
             data = analysis.sources.read(path)
-            if path in parsed or data is None or not any(n.encode() in data for n in names):
+            if path in parsed or data is None or pattern.search(data) is None:
                 continue
             info = analysis.project.module(module)
             if info is None:
@@ -185,10 +193,12 @@ def _subclasses(analysis: Analysis, ref: ClassRef) -> set[ClassRef]:
             parsed[path] = info
             for name in info.classes:
                 candidate = ClassRef(module, name)
-                if candidate != ref and ref in analysis.project.mro(candidate):
-                    heirs.add(candidate)
-                    grew |= name not in names
+                ancestors = wanted.intersection(analysis.project.mro(candidate)) - {candidate}
+                for ref in ancestors:
+                    heirs[ref].add(candidate)
+                if ancestors and name not in names:
                     names.add(name)
+                    grew = True
         for info in parsed.values():
             bound = [a for a, v in info.aliases.items() if v.rsplit(".", 1)[-1] in names]
             bound += [local for local, imp in info.imports.items() if imp.name in names]
