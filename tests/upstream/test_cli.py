@@ -118,6 +118,7 @@ def test_dry_run_write_and_second_run(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 0 and snapshot(root) == before
     assert "2 classes given the mixin" in out and "0 redundant assignments removed" in out
     assert "1 re-derivations replaced" in out and "2 vLLM test files written" in out
+    assert "the load-time check (third patch) is left out" in out  # no base_loader.py here
     assert "  2: pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 -> " \
            "pc.use_sequence_parallel_moe_without_pp\n" in out
     assert out.rstrip().endswith("writes the files and the patch series)")

@@ -115,13 +115,15 @@ def test_it_reports_what_it_changes_and_why(runs: dict[str, tuple[int, str]]) ->
     assert re.search(r"\b6 re-derivations replaced\b", summary)
     assert re.search(r"\b0 redundant assignments removed\b", summary)
     assert re.search(r"\b1 gate added\b", summary) and re.search(r"\b1 contract module", summary)
-    assert re.search(r"\b2 vLLM test files written\b", summary)
+    assert re.search(r"\b3 vLLM test files written\b", summary)
+    assert re.search(r"\b1 load-time check added\b", summary)
     # Each class is there for a reason a reviewer can check: a subclass that skips its __init__.
     assert ("57: DeepseekV32DecoderLayer inherits SequenceParallelDefaults: Dots3NoteDecoderLayer "
             "does not run DeepseekV32DecoderLayer.__init__") in output
     assert "DeepseekV32Model inherits SequenceParallelDefaults: Dots3NoteModel does not run" in output
-    assert "patch 1/2: [Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp" in output
-    assert "patch 2/2: [Model] Class-level defaults" in output
+    assert "patch 1/3: [Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp" in output
+    assert "patch 2/3: [Model] Class-level defaults" in output
+    assert "patch 3/3: [Model] Check at load time" in output
     assert output.strip().endswith("--out DIR writes the files and the patch series)")
     assert runs["out"][1].splitlines()[:-1] == output.splitlines()[:-1]
 
@@ -156,11 +158,14 @@ def test_git_am_applies_the_series_and_gives_the_rewritten_tree(
     for relative in written:  # --out, --write and the series all give the same files
         assert (out / relative).read_bytes() == (trees["rewritten"] / relative).read_bytes()
         assert (applied / relative).read_bytes() == (out / relative).read_bytes()
-    log = _git(applied, "log", "--format=%s%n%b%n--", "-2").stdout
+    log = _git(applied, "log", "--format=%s%n%b%n--", "-3").stdout
     titles = [block.splitlines()[0] for block in log.split("--\n") if block.strip()]
-    assert titles == ["[Model] Class-level defaults for the sequence-parallel flags",
-                      "[Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp"]
-    assert log.count("Signed-off-by: Your Name <you@example.com>") == 2
+    assert titles == [
+        "[Model] Check at load time that no module reads the SP default in an SP model",
+        "[Model] Class-level defaults for the sequence-parallel flags",
+        "[Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp"]
+    assert log.count("Signed-off-by: Your Name <you@example.com>") == 3
+    assert max(map(len, log.splitlines())) <= 80  # prose filled to 72; a path may run over
     assert "Test Plan:" in log and "#52172" in log and "#48849" in log
 
 
@@ -168,7 +173,7 @@ def test_the_generated_vllm_tests_pass_on_the_patched_tree_and_fail_without_it(
     trees: dict[str, Path], applied: Path
 ) -> None:
     tests = sorted(str(p.relative_to(applied)) for p in (applied / "tests").rglob("test_*.py"))
-    assert len(tests) == 2
+    assert len(tests) == 3
 
     def pytest_in(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "PYTHONPATH": str(root), "VLLM_TARGET_DEVICE": "cpu"}
@@ -178,7 +183,7 @@ def test_the_generated_vllm_tests_pass_on_the_patched_tree_and_fail_without_it(
 
     done = pytest_in(applied, *tests)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert re.search(r"\b43 passed\b", done.stdout), done.stdout[-500:]
+    assert re.search(r"\b47 passed\b", done.stdout), done.stdout[-500:]
     # On vLLM as released, the same tests fail: they test what the series adds.
     shutil.copytree(applied / "tests", trees["original"] / "tests")
     try:
@@ -186,10 +191,11 @@ def test_the_generated_vllm_tests_pass_on_the_patched_tree_and_fail_without_it(
     finally:
         shutil.rmtree(trees["original"] / "tests")
     assert all(done.returncode != 0 for done in before.values())
-    gate, defaults = before.values()
+    gate, check, defaults = before.values()
     assert re.search(r"\b37 failed\b", gate.stdout) and "passed" not in gate.stdout
     assert "no attribute 'use_sequence_parallel_moe_without_pp'" in gate.stdout
     assert "No module named 'vllm.models.common.sequence_parallel_defaults'" in defaults.stdout
+    assert "No module named 'vllm.models.common.sequence_parallel_check'" in check.stdout
 
 
 def test_every_changed_file_compiles_and_no_rederivation_is_left(
@@ -248,7 +254,8 @@ def test_changed_modules_import_and_the_gates_match_the_rewritten_config(
         return report
 
     contract = "vllm.models.common.sequence_parallel_defaults"
-    original = scenario(trees["original"], [m for m in modules if m != contract])
+    check = "vllm.models.common.sequence_parallel_check"
+    original = scenario(trees["original"], [m for m in modules if m not in (contract, check)])
     rewritten = scenario(trees["rewritten"], modules)
     assert rewritten["vllm"] == str(trees["rewritten"] / "vllm")
     imports = rewritten["imports"]
@@ -256,6 +263,7 @@ def test_changed_modules_import_and_the_gates_match_the_rewritten_config(
     assert imports.pop(contract) == "ok"
     # Every changed module that imports on CPU from the original tree still does;
     # the rest fail exactly as before (torchvision, ROCm-only code), not because of us.
+    assert imports.pop(check) == "ok"
     assert imports == original["imports"]
     assert imports["vllm.config.parallel"] == imports["vllm.models.deepseek_v32.nvidia.model"] == "ok"
     assert rewritten["gate_mismatches"] == [] and rewritten["layer_mismatches"] == []

@@ -12,6 +12,15 @@ import libcst as cst
 from vllm_sp_base._plugin import ANCHORS
 from vllm_sp_base._upstream._codemod import Rewrite, rewrite
 from vllm_sp_base._upstream._contract_module import CONTRACT_PATH, MIXIN, render
+from vllm_sp_base._upstream._load_check import (
+    CHECK_FUNCTION,
+    CHECK_PATH,
+    CHECK_TEST_PATH,
+    LOADER_PATH,
+    add_call,
+    check_test,
+    render_check,
+)
 from vllm_sp_base._upstream._plan import (
     CONFIG_CLASS,
     MODEL_GATE,
@@ -20,6 +29,7 @@ from vllm_sp_base._upstream._plan import (
     FileEdits,
     analyse,
 )
+from vllm_sp_base._upstream._stand_ins import candidates, update
 from vllm_sp_base._upstream._vllm_tests import (
     DEFAULTS_TEST_PATH,
     GATE_TEST_PATH,
@@ -35,6 +45,8 @@ COUNTED = {
     "gate": "gate added",
     "module": "contract module written",
     "test": "vLLM test files written",
+    "stand-in": "test stand-ins updated",
+    "check": "load-time check added",
 }
 
 
@@ -49,6 +61,7 @@ class FileChange:
     after: str
     notes: list[str] = field(default_factory=list)  # "LINE: what changed"
     middle: str | None = None  # after the first patch of the series (None: not there yet)
+    last_patch: bool = False  # the whole change is the series' last patch (the load-time check)
 
 
 @dataclass
@@ -133,6 +146,8 @@ def build(
             change.middle = change.after if edits.rederivations or edits.gate is not None else change.before
         result.files.append(change)
     _generated(result, with_tests)
+    if with_tests and not result.missing:
+        _update_stand_ins(result)
     result.files.sort(key=lambda change: change.path)
     _restyle(result)
     return result
@@ -199,7 +214,25 @@ def _restyle(result: Upstream) -> None:
     result.counts = +result.counts
 
 
-_GENERATED_KIND = {GATE_TEST_PATH: "test", CONTRACT_PATH: "module", DEFAULTS_TEST_PATH: "test"}
+def _update_stand_ins(result: Upstream) -> None:
+    """Stand-ins in vLLM's tests that set both operands get the new property (first patch)."""
+    for path in candidates(result.root):
+        relpath = os.path.relpath(path, result.root).replace(os.sep, "/")
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                before = handle.read()
+            after, done = update(before, MODEL_GATE)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
+            result.problems.append((relpath, f"not read for test stand-ins: {error}"))
+            continue
+        if done:
+            notes = [f"{s.line}: {s.note}" for s in done]
+            result.files.append(FileChange(relpath, before, after, notes, middle=after))
+            result.counts["stand-in"] += len(done)
+
+
+_GENERATED_KIND = {GATE_TEST_PATH: "test", CONTRACT_PATH: "module", DEFAULTS_TEST_PATH: "test",
+                   CHECK_PATH: "check", CHECK_TEST_PATH: "test"}
 
 
 def _generated(result: Upstream, with_tests: bool) -> None:
@@ -209,6 +242,10 @@ def _generated(result: Upstream, with_tests: bool) -> None:
     if with_tests and not result.missing:  # the tests import what the patch expects to find
         generated += [(GATE_TEST_PATH, gate_test(MODEL_GATE), "test", True),
                       (DEFAULTS_TEST_PATH, defaults_test(anchors), "test", False)]
+    if not result.missing and _call_the_check(result):
+        generated += [(CHECK_PATH, render_check(), "check", False)]
+        if with_tests:
+            generated += [(CHECK_TEST_PATH, check_test(anchors[0]), "test", False)]
     for path, text, kind, first_patch in generated:
         try:
             with open(os.path.join(result.root, *path.split("/")), encoding="utf-8", newline="") as handle:
@@ -223,5 +260,33 @@ def _generated(result: Upstream, with_tests: bool) -> None:
         note = "new file" if current is None else "regenerated: it changed"
         what = "the contract, from vllm_sp_base" if kind == "module" else "vLLM test"
         result.files.append(FileChange(path, current, text, [f"1: {note}: {what}"],
-                                       middle=text if first_patch else current))
+                                       middle=text if first_patch else current,
+                                       last_patch=path in (CHECK_PATH, CHECK_TEST_PATH)))
         result.counts[kind] += 1
+
+
+def _call_the_check(result: Upstream) -> bool:
+    """``BaseModelLoader.load_model`` runs the check once the model is created;
+    False (said) where the loader has no place for it: no third patch then."""
+    path = os.path.join(result.root, *LOADER_PATH.split("/"))
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            before = handle.read()
+        after = add_call(before)
+    except FileNotFoundError:
+        after, before = None, ""
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
+        result.problems.append((LOADER_PATH, f"cannot read: {error}"))
+        return False
+    if after is None:
+        why = ("no BaseModelLoader.load_model with `model = self.create_model(...)`: "
+               "the load-time check (third patch) is left out")
+        result.left.append((LOADER_PATH, 0, why))
+        return False
+    if after != before:
+        line = next(i for i, text in enumerate(after.splitlines(), 1)
+                    if text.strip() == f"{CHECK_FUNCTION}(model)")
+        result.files.append(FileChange(LOADER_PATH, before, after,
+                                       [f"{line}: {CHECK_FUNCTION}(model) once the model is created"],
+                                       middle=before, last_patch=True))
+    return True

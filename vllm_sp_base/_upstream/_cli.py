@@ -91,8 +91,6 @@ def run(args: argparse.Namespace) -> int:
         print(change.path)
         for note in change.notes:
             print(f"  {note}")
-    for path, line, why in result.left:
-        print(f"{path}:{line}: left as is, because {why}")
     patches = _series.series(result)
     for number, patch in enumerate(patches, 1):
         print(f"patch {number}/{len(patches)}: {patch.title} ({len(patch.files)} file(s))")
@@ -100,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     removed = sum(line.startswith("-") and not line.startswith("---") for line in text.splitlines())
     counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _apply.COUNTED.items())
     print(f"{len(result.files)} file(s), +{added} -{removed} lines: {counts}")
+    for path, line, why in result.left:
+        print(f"{path}:{line}: left as is, because {why}" if line else f"{path}: {why}")
     mboxes = {
         _series.file_name(number, patch.title): _series.mbox(patch, number, len(patches), author)
         for number, patch in enumerate(patches, 1)

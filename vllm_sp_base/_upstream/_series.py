@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import email.utils
 import re
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
@@ -18,6 +19,7 @@ from typing import Final
 from vllm_sp_base import __version__
 from vllm_sp_base._upstream._apply import FileChange, Upstream
 from vllm_sp_base._upstream._contract_module import CONTRACT_PATH, MIXIN
+from vllm_sp_base._upstream._load_check import CHECK_FUNCTION, CHECK_PATH, CHECK_TEST_PATH
 from vllm_sp_base._upstream._plan import MODEL_GATE, MOE_GATE, PIPELINE_SIZE
 from vllm_sp_base._upstream._vllm_tests import DEFAULTS_TEST_PATH, GATE_TEST_PATH
 
@@ -55,7 +57,19 @@ def diff(files: Iterable[tuple[str, str | None, str | None]]) -> str:
 
 
 def _bullets(lines: Iterable[str]) -> str:
-    return "".join(f"- {line}\n" for line in lines)
+    return "".join(
+        textwrap.fill(line, 72, initial_indent="- ", subsequent_indent="  ",
+                      break_long_words=False, break_on_hyphens=False) + "\n"
+        for line in lines
+    )
+
+
+def _prose(*paragraphs: str) -> str:
+    """Paragraphs filled to git's 72 columns, a blank line between them."""
+    return "\n".join(
+        textwrap.fill(p, 72, break_long_words=False, break_on_hyphens=False) + "\n"
+        for p in paragraphs
+    )
 
 
 def _first(result: Upstream, changes: list[FileChange]) -> Patch:
@@ -63,26 +77,30 @@ def _first(result: Upstream, changes: list[FileChange]) -> Patch:
         f"{c.path}:{note.split(':', 1)[0]}"
         for c in changes for note in c.notes if " -> " in note
     ]
+    stand_ins = [f"{c.path}:{note}" for c in changes for note in c.notes if "stand-in" in note]
     left = [f"{path}:{line}: {why}" for path, line, why in result.left]
-    body = (
-        f"Model files re-derive the model-level sequence-parallel flag by hand, as\n"
-        f"`parallel_config.{MOE_GATE} and\n"
-        f"parallel_config.{PIPELINE_SIZE} == 1`. Every copy has to follow a change\n"
-        f"to the gate: when `data_parallel_size > 1` was dropped from\n"
-        f"`{MOE_GATE}`, SP-MoE allocated ~5.6 GiB of buffers at DP=1 for\n"
-        f"nothing (#48849).\n\n"
-        f"This adds the gate once, as `ParallelConfig.{MODEL_GATE}` next\n"
-        f"to `{MOE_GATE}`, and replaces the re-derivations that read a\n"
-        f"ParallelConfig, with their operands next to each other:\n\n{_bullets(sites)}"
-    )
+    body = _prose(
+        "Model files re-derive the model-level sequence-parallel flag by hand, as "
+        f"`parallel_config.{MOE_GATE} and parallel_config.{PIPELINE_SIZE} == 1`. "
+        "Every copy has to follow a change to the gate: when `data_parallel_size > 1` "
+        f"was dropped from `{MOE_GATE}`, SP-MoE allocated ~5.6 GiB of buffers at DP=1 "
+        "for nothing (#48849).",
+        f"This adds the gate once, as `ParallelConfig.{MODEL_GATE}` next to "
+        f"`{MOE_GATE}`, and replaces the re-derivations that read a ParallelConfig "
+        "with both operands next to each other:",
+    ) + "\n" + _bullets(sites)
+    if stand_ins:
+        body += "\n" + _prose("Test stand-ins that feed these sites get the new attribute:")
+        body += "\n" + _bullets(stand_ins)
     if left:
-        body += f"\nLeft as they are (the rewrite could not be shown to keep the value):\n\n{_bullets(left)}"
-    body += (
-        f"\nThe name is not `use_sequence_parallel`: DeepSeek V4/V4.1, Step5 and\n"
-        f"MuseSpark set a `self.use_sequence_parallel` of their own from other\n"
-        f"conditions, and a config property of that name would disagree with them.\n\n"
-        f"Test Plan:\n\n    pytest {GATE_TEST_PATH}\n"
-    )
+        body += "\n" + _prose("Left as they are (the rewrite could not be shown to keep the value):")
+        body += "\n" + _bullets(left)
+    body += "\n" + _prose(
+        "The name is not `use_sequence_parallel`: DeepSeek V4/V4.1, Step5 and MuseSpark "
+        "set a `self.use_sequence_parallel` of their own from other conditions, and a "
+        "config property of that name would disagree with them.",
+        "Test Plan:",
+    ) + f"\n    pytest {GATE_TEST_PATH}\n"
     files: list[tuple[str, str | None, str | None]] = [
         (c.path, c.before, c.middle) for c in changes if c.middle != c.before
     ]
@@ -95,33 +113,57 @@ def _second(changes: list[FileChange]) -> Patch:
         for c in changes for note in c.notes if (m := _NOTE.fullmatch(note))
     ]
     removed = [f"{c.path}:{note}" for c in changes for note in c.notes if "removed self." in note]
-    body = (
-        "A subclass that writes its own `__init__` and calls `nn.Module.__init__(self)`\n"
-        "inherits its parent's `forward` but never sets the flags the parent's\n"
-        "`__init__` sets, so it fails late, at KV-cache profiling:\n"
-        "`AttributeError: 'Dots3NoteModel' object has no attribute\n"
-        "'use_sequence_parallel'` (#52172 set the flags by hand in each `__init__`).\n\n"
-        f"This adds `{CONTRACT_PATH}` with `{MIXIN}`,\n"
-        "class-level `use_sequence_parallel = False` and\n"
-        "`use_sequence_parallel_moe = False`, and gives it to the classes whose\n"
-        f"hierarchy has a subclass that skips their `__init__`:\n\n{_bullets(classes)}\n"
-        "The mixin goes after `nn.Module` in the bases and has no `__init__`. An\n"
-        "instance whose `__init__` runs still sets its flags exactly as today; only\n"
-        "one whose `__init__` never decided reads the class value, `False`: the\n"
-        "path without sequence parallelism, instead of an AttributeError.\n"
+    body = _prose(
+        "A subclass that writes its own `__init__` and calls `nn.Module.__init__(self)` "
+        "inherits its parent's `forward` but never sets the flags the parent's "
+        "`__init__` sets, so it fails late, at KV-cache profiling: `AttributeError: "
+        "'Dots3NoteModel' object has no attribute 'use_sequence_parallel'` (#52172 set "
+        "the flags by hand in each `__init__`).",
+        f"This adds `{CONTRACT_PATH}` with `{MIXIN}` (class-level "
+        "`use_sequence_parallel = False` and `use_sequence_parallel_moe = False`) and "
+        "gives it to these classes:",
+    ) + "\n" + _bullets(classes) + "\n" + _prose(
+        "The mixin goes after `nn.Module` in the bases and has no `__init__`. An instance "
+        "whose `__init__` runs still sets its flags exactly as today; only one whose "
+        "`__init__` never decided reads the class value, `False`: the path without "
+        "sequence parallelism, instead of an AttributeError.",
     )
-    body += (f"\nRemoves the `= False` lines the defaults make redundant:\n\n{_bullets(removed)}"
-             if removed else "\nThe explicit `= False` lines added by #52172 are kept.\n")
-    body += f"\nTest Plan:\n\n    pytest {DEFAULTS_TEST_PATH}\n"
+    if removed:
+        body += "\n" + _prose("Removes the `= False` lines the defaults make redundant:")
+        body += "\n" + _bullets(removed)
+    else:
+        body += "\n" + _prose("The explicit `= False` lines added by #52172 are kept.")
+    body += "\n" + _prose("Test Plan:") + f"\n    pytest {DEFAULTS_TEST_PATH}\n"
     files: list[tuple[str, str | None, str | None]] = [
-        (c.path, c.middle, c.after) for c in changes if c.after != c.middle
+        (c.path, c.middle, c.after) for c in changes if c.after != c.middle and not c.last_patch
     ]
     return Patch("[Model] Class-level defaults for the sequence-parallel flags", body, files)
 
 
+def _third(changes: list[FileChange]) -> Patch:
+    body = _prose(
+        "With class-level defaults, a module whose `__init__` never decided takes the "
+        "path without sequence parallelism instead of raising. Inside a model that "
+        "shards its hidden states for SP, that path gives wrong results without an "
+        "error.",
+        f"This adds `{CHECK_PATH}` with `{CHECK_FUNCTION}(model)`: one walk over "
+        "`named_modules()` after the model is created, raising a ValueError that names "
+        "the module when it reads the class default while the nearest module around it "
+        "that set the flag itself set True. A module that sets the flag, to either "
+        "value, is never questioned, so no model that loads today is refused. "
+        "`BaseModelLoader.load_model` calls it once the model is created.",
+        "Test Plan:",
+    ) + f"\n    pytest {CHECK_TEST_PATH}\n"
+    files: list[tuple[str, str | None, str | None]] = [
+        (c.path, c.before, c.after) for c in changes if c.last_patch
+    ]
+    return Patch("[Model] Check at load time that no module reads the SP default in an SP model",
+                 body, files)
+
+
 def series(result: Upstream) -> list[Patch]:
     """The patches of ``result``, in order; one with no file is left out."""
-    patches = [_first(result, result.files), _second(result.files)]
+    patches = [_first(result, result.files), _second(result.files), _third(result.files)]
     return [patch for patch in patches if patch.files]
 
 

@@ -1,0 +1,114 @@
+"""Test stand-ins for a ``ParallelConfig`` that the first patch must update.
+
+A test that hands model code ``SimpleNamespace(use_sequence_parallel_moe=...,
+pipeline_parallel_size=...)`` fed a re-derivation; once that reads the new
+property, a namespace raises ``AttributeError`` and a ``MagicMock`` answers a
+truthy mock (the SP path, silently). Each stand-in that sets both attributes,
+by keywords to ``SimpleNamespace``/``Mock``/``MagicMock`` or by assignments to
+one object in one block, is given the property's value; nothing else is
+touched. Source only, by line and column: the caller formats what changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from vllm_sp_base._upstream._rederive import MOE_GATE, PIPELINE_SIZE
+
+_FACTORIES: Final = frozenset({"SimpleNamespace", "Mock", "MagicMock", "NonCallableMock"})
+
+
+@dataclass(frozen=True)
+class StandIn:
+    line: int
+    note: str
+
+
+def _name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _value(moe: ast.expr, pipeline: ast.expr) -> str:
+    """The property's value for these two: folded where both are literals."""
+    if isinstance(moe, ast.Constant) and isinstance(pipeline, ast.Constant):
+        return repr(bool(moe.value) and pipeline.value == 1)
+    return f"({ast.unparse(moe)} and {ast.unparse(pipeline)} == 1)"
+
+
+def _blocks(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def _assigned(statement: ast.stmt) -> tuple[str, str, ast.expr] | None:
+    """(target object's source, attribute, value) of ``X.attr = value``."""
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Attribute)
+    ):
+        target = statement.targets[0]
+        return ast.unparse(target.value), target.attr, statement.value
+    return None
+
+
+def update(source: str, gate: str) -> tuple[str, list[StandIn]]:
+    """``source`` with every stand-in given ``gate``, and what was done."""
+    tree = ast.parse(source)
+    lines = source.encode("utf-8").splitlines(keepends=True)
+    inserts: list[tuple[int, int, bytes]] = []  # (0-based line, byte column, text)
+    done: list[StandIn] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _name(node.func) in _FACTORIES:
+            given = {k.arg: k.value for k in node.keywords if k.arg}
+            if MOE_GATE in given and PIPELINE_SIZE in given and gate not in given:
+                last = [*node.args, *(k.value for k in node.keywords)][-1]
+                assert last.end_lineno is not None and last.end_col_offset is not None
+                text = f", {gate}={_value(given[MOE_GATE], given[PIPELINE_SIZE])}"
+                inserts.append((last.end_lineno - 1, last.end_col_offset, text.encode()))
+                done.append(StandIn(node.lineno, f"stand-in {_name(node.func)}(...) given {gate}"))
+    for block in _blocks(tree):
+        found: dict[str, dict[str, ast.stmt]] = {}
+        for statement in block:
+            assigned = _assigned(statement)
+            if assigned is not None:
+                found.setdefault(assigned[0], {})[assigned[1]] = statement
+        for target, attrs in found.items():
+            if MOE_GATE in attrs and PIPELINE_SIZE in attrs and gate not in attrs:
+                after = max((attrs[MOE_GATE], attrs[PIPELINE_SIZE]), key=lambda s: s.lineno)
+                assert after.end_lineno is not None
+                indent = lines[after.lineno - 1][: after.col_offset].decode("utf-8")
+                added = f"{indent}{target}.{gate} = {target}.{MOE_GATE} and {target}.{PIPELINE_SIZE} == 1\n"
+                inserts.append((after.end_lineno, 0, added.encode()))
+                done.append(StandIn(after.lineno, f"stand-in {target} given {gate}"))
+    for line, column, insert in sorted(inserts, reverse=True):
+        if line == len(lines):
+            lines.append(b"")
+        lines[line] = lines[line][:column] + insert + lines[line][column:]
+    return b"".join(lines).decode("utf-8"), sorted(done, key=lambda s: s.line)
+
+
+def candidates(root: str) -> Iterator[str]:
+    """Test files under ``root/tests`` that set both attributes somewhere."""
+    tests = os.path.join(root, "tests")
+    for directory, folders, names in os.walk(tests):
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                try:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                except OSError:
+                    continue
+                if MOE_GATE.encode() in data and PIPELINE_SIZE.encode() in data:
+                    yield path
