@@ -47,12 +47,13 @@ def _parser() -> argparse.ArgumentParser:
     rule.set_defaults(run=audit_cli.print_rule)
     upstream = commands.add_parser(
         "upstream",
-        help="rewrite a vLLM source tree to adopt the contract (dry run by default)",
-        description="Write the vLLM patch that adopts the contract: the mixin on every root "
-        "class reading the flags, ParallelConfig.use_sequence_parallel replacing hand "
-        "re-derivations, redundant self.<flag> = False removed. Dry run unless --write or "
-        "--out. Exit 0 done, 1 something was not found or not rewritten (named on stderr), "
-        "2 bad input.",
+        help="write the vLLM patch series that adopts the contract (dry run by default)",
+        description="Write the vLLM patch series that adopts the contract: 1, "
+        "ParallelConfig.use_sequence_parallel_moe_without_pp replacing the hand "
+        "re-derivations; 2, the mixin on the classes with a subclass that skips their "
+        "__init__; 3, a load-time check. Each with its vLLM tests. Dry run unless --write "
+        "or --out. Exit 0 done, 1 something was not found or not rewritten (named on "
+        "stderr), 2 bad input.",
     )
     upstream_cli.add_arguments(upstream)
     upstream.set_defaults(run=upstream_cli.run)

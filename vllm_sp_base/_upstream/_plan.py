@@ -219,7 +219,7 @@ def _needing_the_mixin(analysis: Analysis, readers: set[ClassRef]) -> dict[Class
 
 
 def _plan_gate(analysis: Analysis) -> None:
-    """Add ``ParallelConfig.use_sequence_parallel`` after ``use_sequence_parallel_moe``."""
+    """Add ``ParallelConfig.<MODEL_GATE>`` after ``use_sequence_parallel_moe``."""
     plan = analysis.plan
     path = os.path.join(analysis.root, *CONFIG_PATH.split("/"))
     config_module = CONFIG_PATH[: -len(".py")].replace("/", ".")
