@@ -277,3 +277,21 @@ def test_ruff_never_touches_the_folder_the_command_runs_in(
     assert run(capsys, "--vllm-src", str(root), "--write")[0] == 0
     assert run(capsys, "--vllm-src", str(root), "--write")[0] == 0  # nothing left to change
     assert (here / "mine.py").read_text() == "x = [ 1,2 ]\n"
+
+
+def test_the_series_carries_the_author_given_or_says_it_is_a_placeholder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_tree(tmp_path / "tree")
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(tmp_path / "a"))
+    assert code == 0 and "signed off by a placeholder (Your Name <you@example.com>)" in err
+    author = "Ada Lovelace <ada@example.org>"
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(tmp_path / "b"),
+                       "--author", author)
+    patches = sorted((tmp_path / "b").glob("*.patch"))
+    assert code == 0 and "placeholder" not in err and len(patches) == 2  # no loader: no third
+    for patch in patches:
+        text = patch.read_text()
+        assert f"From: {author}\n" in text and f"Signed-off-by: {author}\n" in text
+    code, out, err = run(capsys, "--vllm-src", str(root), "--author", "no email")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "expected 'Name <email>'" in err

@@ -110,7 +110,7 @@ def applied(trees: dict[str, Path], runs: dict[str, tuple[int, str]]) -> Path:
 def test_it_reports_what_it_changes_and_why(runs: dict[str, tuple[int, str]]) -> None:
     code, output = runs["dry"]
     assert code == 0
-    summary = output.strip().splitlines()[-2]
+    summary = next(line for line in output.splitlines() if " file(s), +" in line)
     assert re.search(r"\b2 classes given the mixin\b", summary)
     assert re.search(r"\b6 re-derivations replaced\b", summary)
     assert re.search(r"\b0 redundant assignments removed\b", summary)
@@ -123,7 +123,9 @@ def test_it_reports_what_it_changes_and_why(runs: dict[str, tuple[int, str]]) ->
     assert "DeepseekV32Model inherits SequenceParallelDefaults: Dots3NoteModel does not run" in output
     assert "patch 1/3: [Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp" in output
     assert "patch 2/3: [Model] Class-level defaults" in output
-    assert "patch 3/3: [Model] Check at load time" in output
+    assert "patch 3/3: [Model] Check the sequence-parallel defaults at load time" in output
+    # No .buildkite/ in an installed vLLM: said, for the submitter to wire the tests.
+    assert ".buildkite/test_areas/models_basic.yaml: not found: wire" in output
     assert output.strip().endswith("--out DIR writes the files and the patch series)")
     assert runs["out"][1].splitlines()[:-1] == output.splitlines()[:-1]
 
@@ -161,7 +163,7 @@ def test_git_am_applies_the_series_and_gives_the_rewritten_tree(
     log = _git(applied, "log", "--format=%s%n%b%n--", "-3").stdout
     titles = [block.splitlines()[0] for block in log.split("--\n") if block.strip()]
     assert titles == [
-        "[Model] Check at load time that no module reads the SP default in an SP model",
+        "[Model] Check the sequence-parallel defaults at load time",
         "[Model] Class-level defaults for the sequence-parallel flags",
         "[Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp"]
     assert log.count("Signed-off-by: Your Name <you@example.com>") == 3
@@ -183,7 +185,7 @@ def test_the_generated_vllm_tests_pass_on_the_patched_tree_and_fail_without_it(
 
     done = pytest_in(applied, *tests)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert re.search(r"\b47 passed\b", done.stdout), done.stdout[-500:]
+    assert re.search(r"\b39 passed\b", done.stdout), done.stdout[-500:]
     # On vLLM as released, the same tests fail: they test what the series adds.
     shutil.copytree(applied / "tests", trees["original"] / "tests")
     try:
@@ -192,9 +194,10 @@ def test_the_generated_vllm_tests_pass_on_the_patched_tree_and_fail_without_it(
         shutil.rmtree(trees["original"] / "tests")
     assert all(done.returncode != 0 for done in before.values())
     gate, check, defaults = before.values()
-    assert re.search(r"\b37 failed\b", gate.stdout) and "passed" not in gate.stdout
+    assert re.search(r"\b29 failed\b", gate.stdout) and "passed" not in gate.stdout
     assert "no attribute 'use_sequence_parallel_moe_without_pp'" in gate.stdout
-    assert "No module named 'vllm.models.common.sequence_parallel_defaults'" in defaults.stdout
+    assert re.search(r"\b6 failed\b", defaults.stdout) and "passed" not in defaults.stdout
+    assert "has no attribute 'use_sequence_parallel" in defaults.stdout
     assert "No module named 'vllm.models.common.sequence_parallel_check'" in check.stdout
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from vllm_sp_base._plugin import ANCHORS
+from vllm_sp_base._upstream._ci_wiring import ANCHOR_TEST, CI_PATH, wire
 from vllm_sp_base._upstream._codemod import Rewrite, rewrite
 from vllm_sp_base._upstream._contract_module import CONTRACT_PATH, MIXIN, render
 from vllm_sp_base._upstream._load_check import (
@@ -47,6 +48,7 @@ COUNTED = {
     "test": "vLLM test files written",
     "stand-in": "test stand-ins updated",
     "check": "load-time check added",
+    "ci": "tests wired into Buildkite",
 }
 
 
@@ -62,6 +64,13 @@ class FileChange:
     notes: list[str] = field(default_factory=list)  # "LINE: what changed"
     middle: str | None = None  # after the first patch of the series (None: not there yet)
     last_patch: bool = False  # the whole change is the series' last patch (the load-time check)
+    second: str | None = None  # after the second patch, where the third changes the file too
+
+    def after_second(self) -> str | None:
+        """The text between the second and the third patch."""
+        if self.second is not None:
+            return self.second
+        return self.middle if self.last_patch else self.after
 
 
 @dataclass
@@ -189,15 +198,16 @@ def _restyle(result: Upstream) -> None:
     each patch of the series (see ``_style``)."""
     from vllm_sp_base._upstream._style import style
 
-    between = [c for c in result.files if c.middle is not None and c.middle not in (c.before, c.after)]
+    python = [c for c in result.files if c.path.endswith(".py")]
+    between = [c for c in python if c.middle is not None and c.middle not in (c.before, c.after)]
     try:
-        styled = style({c.path: c.before for c in result.files}, {c.path: c.after for c in result.files})
+        styled = style({c.path: c.before for c in python}, {c.path: c.after for c in python})
         first = style({c.path: c.before for c in between}, {c.path: c.middle or "" for c in between})
     except FileNotFoundError:
         why = "not found: the patch is neither formatted nor linted as vLLM's pre-commit would"
         result.problems.append(("ruff", f"{why} (pip install ruff)"))
         return
-    for change in result.files:
+    for change in python:
         if change.middle == change.after:
             change.middle = styled.texts[change.path]
         change.after = styled.texts[change.path]
@@ -246,6 +256,8 @@ def _generated(result: Upstream, with_tests: bool) -> None:
         generated += [(CHECK_PATH, render_check(), "check", False)]
         if with_tests:
             generated += [(CHECK_TEST_PATH, check_test(anchors[0]), "test", False)]
+    if with_tests and not result.missing:
+        _wire_into_ci(result, [path for path, _, kind, first in generated if kind == "test" and not first])
     for path, text, kind, first_patch in generated:
         try:
             with open(os.path.join(result.root, *path.split("/")), encoding="utf-8", newline="") as handle:
@@ -263,6 +275,33 @@ def _generated(result: Upstream, with_tests: bool) -> None:
                                        middle=text if first_patch else current,
                                        last_patch=path in (CHECK_PATH, CHECK_TEST_PATH)))
         result.counts[kind] += 1
+
+
+def _wire_into_ci(result: Upstream, tests: list[str]) -> None:
+    """Each model test into the Buildkite job of its neighbours, in the patch adding it."""
+    path = os.path.join(result.root, *CI_PATH.split("/"))
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            before = handle.read()
+    except OSError:
+        why = (f"not found: wire {', '.join(tests)} into a Buildkite job by hand "
+               "(vLLM's check-test-tethering needs it)")
+        result.left.append((CI_PATH, 0, why))
+        return
+    texts = [before]
+    for test in tests:  # the defaults' test (second patch), then the check's (third)
+        wired = wire(texts[-1], test)
+        if wired is None:
+            result.left.append((CI_PATH, 0, f"no job runs {ANCHOR_TEST}: wire {test} by hand"))
+            return
+        texts.append(wired)
+    if texts[-1] == before:
+        return
+    second = texts[1] if len(texts) > 2 else None
+    notes = [f"1: {test} run by the job of {ANCHOR_TEST}" for test in tests]
+    result.files.append(FileChange(CI_PATH, before, texts[-1], notes, middle=before, second=second,
+                                   last_patch=second is None and CHECK_TEST_PATH in tests[:1]))
+    result.counts["ci"] += len(tests)
 
 
 def _call_the_check(result: Upstream) -> bool:

@@ -70,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{_PROG}: finished an interrupted --write: {len(finished)} file(s) moved into place",
                   file=sys.stderr)
     author = args.author or _series.PLACEHOLDER_AUTHOR
+    if args.out and not args.author:
+        print(f"{_PROG}: the series is signed off by a placeholder ({author}): give "
+              "--author 'Name <email>' (vLLM's DCO check needs yours)", file=sys.stderr)
     if "\n" in author or not _AUTHOR.fullmatch(author):
         return _fail(f"--author {author!r}: expected 'Name <email>'")
     # A tree rewritten in place gets vLLM tests only where it has tests/ (a checkout).

@@ -28,10 +28,9 @@ from vllm_sp_base._upstream._plan import (
 GATE_PROPERTY: Final = f'''\
 @property
 def {MODEL_GATE}(self) -> bool:
-    """Sequence-parallel MoE without pipeline parallelism: the models that shard
-        their hidden states for SP-MoE do so only when PP is 1 (sequence-parallel
-        hidden states cannot cross pipeline stages yet). Models with a
-        sequence-parallel gate of their own do not read it."""
+    """Sequence-parallel MoE with no pipeline parallelism (PP size 1): the
+        condition for sharding hidden states across TP ranks between layers, as
+        sequence-parallel hidden states cannot cross pipeline stages yet."""
     return self.{MOE_GATE} and self.{PIPELINE_SIZE} == 1
 '''
 

@@ -20,7 +20,7 @@ CHECK_PATH: Final = "vllm/models/common/sequence_parallel_check.py"
 CHECK_MODULE: Final = "vllm.models.common.sequence_parallel_check"
 CHECK_FUNCTION: Final = "verify_sequence_parallel"
 LOADER_PATH: Final = "vllm/model_executor/model_loader/base_loader.py"
-CHECK_TEST_PATH: Final = "tests/models/test_sequence_parallel_check.py"
+CHECK_TEST_PATH: Final = "tests/models/deepseek_v32/test_sequence_parallel_check.py"
 
 
 def render_check() -> str:
@@ -32,18 +32,23 @@ from {CONTRACT_MODULE} import {MIXIN}
 
 
 def {CHECK_FUNCTION}(model: nn.Module) -> None:
-    """Raise if a module reads the class default ``use_sequence_parallel = False``
-    while the nearest module around it that set the flag itself set ``True``.
+    """Raise if a module reads a sequence-parallel flag's class default ``False``
+    while the nearest module around it that set that flag itself set ``True``.
 
     Such a module (a subclass whose ``__init__`` skips its parent's) takes the
     non-sequence-parallel path inside a model that shards its hidden states,
     which gives wrong results without an error. A module that sets the flag
     itself, to either value, is never questioned.
     """
-    decided: dict[str, bool] = {{}}
+    for flag in ("use_sequence_parallel", "use_sequence_parallel_moe"):
+        _verify_flag(model, flag)
+
+
+def _verify_flag(model: nn.Module, flag: str) -> None:
+    decided: dict[str, bool] = {{}}  # module name -> the value it set itself
     for name, module in model.named_modules():
-        if "use_sequence_parallel" in vars(module):
-            decided[name] = bool(module.use_sequence_parallel)
+        if flag in vars(module):
+            decided[name] = bool(vars(module)[flag])
             continue
         if not isinstance(module, {MIXIN}):
             continue
@@ -53,12 +58,11 @@ def {CHECK_FUNCTION}(model: nn.Module) -> None:
             if decided.get(enclosing) is True:
                 outer = type(model.get_submodule(enclosing)).__name__
                 raise ValueError(
-                    f"{{name}} ({{type(module).__name__}}) never sets "
-                    "use_sequence_parallel and reads the class default False, but "
-                    f"{{enclosing or 'the model'}} ({{outer}}) uses sequence "
-                    "parallelism: its forward would take the non-SP path. Set "
-                    f"self.use_sequence_parallel in {{type(module).__name__}}.__init__ "
-                    "or call its parent's __init__."
+                    f"{{name}} ({{type(module).__name__}}) never sets {{flag}} and "
+                    f"reads the class default False, but {{enclosing or 'the model'}} "
+                    f"({{outer}}) sets it True: its forward would take the path "
+                    f"without sequence parallelism. Set self.{{flag}} in "
+                    f"{{type(module).__name__}}.__init__ or call its parent's __init__."
                 )
             if enclosing in decided:
                 break
@@ -120,20 +124,20 @@ def test_the_default_inside_a_model_without_sp_passes():
 
 
 def add_call(source: str) -> str | None:
-    """``base_loader.py`` calling the check right after the model is created;
-    None where the loader does not have the expected shape."""
+    """``base_loader.py`` calling the check in ``BaseModelLoader.create_model``,
+    right after ``initialize_model``; None where the loader has another shape."""
     if f"{CHECK_FUNCTION}(model)" in source:
         return source
     tree = ast.parse(source)
     loader = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "BaseModelLoader"),
                   None)
     method = next((n for n in (loader.body if loader else []) if isinstance(n, ast.FunctionDef)
-                   and n.name == "load_model"), None)
+                   and n.name == "create_model"), None)
     created = next(
         (n for n in ast.walk(method) if isinstance(n, ast.Assign) and len(n.targets) == 1
          and isinstance(n.targets[0], ast.Name) and n.targets[0].id == "model"
-         and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
-         and n.value.func.attr == "create_model"),
+         and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name)
+         and n.value.func.id == "initialize_model"),
         None,
     ) if method else None
     imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module
