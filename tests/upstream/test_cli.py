@@ -295,3 +295,48 @@ def test_the_series_carries_the_author_given_or_says_it_is_a_placeholder(
         assert f"From: {author}\n" in text and f"Signed-off-by: {author}\n" in text
     code, out, err = run(capsys, "--vllm-src", str(root), "--author", "no email")
     assert code == 2 and out == "" and err.count("\n") == 1 and "expected 'Name <email>'" in err
+
+
+def test_the_mixin_goes_where_a_subclass_skips_the_init_that_sets_the_flag(tmp_path: Path) -> None:
+    files = {**FILES, "vllm/models/other.py": """\
+        from torch import nn
+
+
+        class Chained(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.use_sequence_parallel = True
+
+            def forward(self):
+                return self.use_sequence_parallel
+
+
+        class CallsSuper(Chained):
+            def __init__(self):
+                super().__init__()
+
+
+        class Skipped(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.use_sequence_parallel_moe = True
+
+            def forward(self):
+                return self.use_sequence_parallel_moe
+
+
+        class Middle(Skipped):
+            pass
+
+
+        class SkipsIt(Middle):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """}
+    root = str(make_tree(tmp_path, files))
+    narrow = analyse(root).edits["vllm/models/other.py"]
+    assert list(narrow.mixin) == ["Skipped"]  # Chained: CallsSuper runs its __init__
+    assert narrow.why["Skipped"] == "SkipsIt does not run Skipped.__init__, which sets a flag"
+    wide = analyse(root, all_readers=True).edits["vllm/models/other.py"]
+    assert sorted(wide.mixin) == ["Chained", "Skipped"]
+    assert wide.why["Chained"] == "reads a flag outside __init__ (--all-readers)"
