@@ -7,7 +7,6 @@ it expects, so a second run finds nothing to do.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -15,6 +14,13 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, FLAGS, MIXIN
+from vllm_sp_base._upstream._imports import (
+    code,
+    import_position,
+    is_import,
+    is_vllm_import,
+    spaced_after_imports,
+)
 from vllm_sp_base._upstream._plan import (
     CONFIG_CLASS,
     MODEL_GATE,
@@ -41,10 +47,6 @@ class Rewrite:
     done: Counter[str] = field(default_factory=Counter)  # kind -> how many made
     problems: list[str] = field(default_factory=list)
     left: list[tuple[int, str]] = field(default_factory=list)  # (line, why): planned, not made
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _is_attribute(node: cst.BaseExpression, attr: str) -> bool:
@@ -132,9 +134,9 @@ class _Rewriter(cst.CSTTransformer):
             for small in statement.body:
                 if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                     names = {(a.asname.name if a.asname else a.name) for a in small.names}
-                    bound = {_code(n) for n in names}
+                    bound = {code(n) for n in names}
                     if MIXIN in bound:
-                        from_contract = small.module is not None and _code(small.module) == CONTRACT_MODULE
+                        from_contract = small.module is not None and code(small.module) == CONTRACT_MODULE
                         self.has_import |= from_contract and not small.relative
                         self.mixin_bound_elsewhere |= not from_contract
 
@@ -142,20 +144,20 @@ class _Rewriter(cst.CSTTransformer):
         if not self.result.done["mixin"] or self.has_import:
             return updated_node
         body = list(updated_node.body)
-        index = _import_position(body)
+        index = import_position(body)
         statement = cst.parse_statement(f"from {CONTRACT_MODULE} import {MIXIN}\n")
         assert isinstance(statement, cst.SimpleStatementLine)
-        if index < len(body) and _is_vllm_import(body[index]):
+        if index < len(body) and is_vllm_import(body[index]):
             following = body[index]
             assert isinstance(following, cst.SimpleStatementLine)
             statement = statement.with_changes(leading_lines=following.leading_lines)
             body[index] = following.with_changes(leading_lines=())
-        elif index > 0 and _is_import(body[index - 1]) and not _is_vllm_import(body[index - 1]):
+        elif index > 0 and is_import(body[index - 1]) and not is_vllm_import(body[index - 1]):
             # The first vLLM import: a section of its own, after a blank line (isort).
             statement = statement.with_changes(leading_lines=[cst.EmptyLine()])
         body.insert(index, statement)
-        if index + 1 < len(body) and not _is_import(body[index + 1]):
-            body[index + 1] = _spaced_after_imports(body[index + 1])
+        if index + 1 < len(body) and not is_import(body[index + 1]):
+            body[index + 1] = spaced_after_imports(body[index + 1])
         self.result.done["import"] += 1
         return updated_node.with_changes(body=body)
 
@@ -177,7 +179,7 @@ class _Rewriter(cst.CSTTransformer):
         return updated_node
 
     def _add_mixin(self, node: cst.ClassDef) -> cst.ClassDef:
-        if any(_code(arg.value).rsplit(".", 1)[-1] == MIXIN for arg in node.bases):
+        if any(code(arg.value).rsplit(".", 1)[-1] == MIXIN for arg in node.bases):
             return node
         if self.mixin_bound_elsewhere:
             self.result.problems.append(
@@ -187,7 +189,7 @@ class _Rewriter(cst.CSTTransformer):
             return node
         bases = list(node.bases)
         anchor = next(
-            (i for i, arg in enumerate(bases) if _code(arg.value) in _MODULE_BASES), 0
+            (i for i, arg in enumerate(bases) if code(arg.value) in _MODULE_BASES), 0
         )
         mixin = cst.Arg(cst.Name(MIXIN))
         if bases:
@@ -334,71 +336,6 @@ class _Rewriter(cst.CSTTransformer):
             chain = cst.BooleanOperation(left=chain, operator=operator, right=operand)
         assert isinstance(chain, cst.BooleanOperation)
         return chain.with_changes(lpar=lpar, rpar=rpar)
-
-
-def _is_vllm_import(statement: cst.CSTNode) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    return (
-        isinstance(small, cst.ImportFrom)
-        and not small.relative
-        and small.module is not None
-        and _code(small.module).split(".")[0] == "vllm"
-    )
-
-
-_Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
-
-
-def _spaced_after_imports(statement: _Statement) -> _Statement:
-    """The blank lines isort wants between the last import and ``statement``:
-    two before a class or a function, one before anything else."""
-    wanted = 2 if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) else 1
-    blank = 0
-    for line in statement.leading_lines:
-        if line.comment is not None:
-            break
-        blank += 1
-    if blank >= wanted:
-        return statement
-    extra = [cst.EmptyLine()] * (wanted - blank)
-    return statement.with_changes(leading_lines=[*extra, *statement.leading_lines])
-
-
-def _is_import(statement: cst.BaseStatement) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and isinstance(
-        statement.body[0], (cst.Import, cst.ImportFrom))
-
-
-def _import_position(body: Sequence[cst.BaseStatement]) -> int:
-    """Where isort would put ``from vllm.models.common... import``: among the
-    top-level ``from vllm...`` imports, else after the last import."""
-    last_import = -1
-    key = CONTRACT_MODULE.lower()
-    for index, statement in enumerate(body):
-        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
-            break
-        if _is_vllm_import(statement):
-            assert isinstance(statement, cst.SimpleStatementLine)
-            small = statement.body[0]
-            assert isinstance(small, cst.ImportFrom) and small.module is not None
-            if _code(small.module).lower() > key:
-                return index
-            last_import = index
-        elif (
-            isinstance(statement, cst.SimpleStatementLine)
-            and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
-            and (last_import < 0 or not _is_vllm_import(body[last_import]))
-        ):
-            last_import = index
-    if last_import >= 0:
-        return last_import + 1
-    first = body[0] if body else None
-    has_docstring = isinstance(first, cst.SimpleStatementLine) and isinstance(
-        first.body[0], cst.Expr
-    ) and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    return 1 if has_docstring else 0
 
 
 def rewrite(source: str, edits: FileEdits) -> Rewrite:
