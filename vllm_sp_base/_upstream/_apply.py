@@ -52,10 +52,6 @@ COUNTED = {
 }
 
 
-#: The kinds of change in the first patch of the series; the rest go in the second.
-FIRST_PATCH = frozenset({"gate", "rederivation"})
-
-
 @dataclass
 class FileChange:
     path: str  # relative to the tree's root, with "/"
@@ -65,6 +61,7 @@ class FileChange:
     middle: str | None = None  # after the first patch of the series (None: not there yet)
     last_patch: bool = False  # the whole change is the series' last patch (the load-time check)
     second: str | None = None  # after the second patch, where the third changes the file too
+    generated: str | None = None  # the count a generated file adds to ("test", "module", ...)
 
     def after_second(self) -> str | None:
         """The text between the second and the third patch."""
@@ -220,7 +217,8 @@ def _restyle(result: Upstream) -> None:
     # A generated file as vLLM's style writes it is already there: nothing to change.
     for change in [c for c in result.files if c.after == c.before]:
         result.files.remove(change)
-        result.counts[_GENERATED_KIND.get(change.path, "")] -= 1
+        if change.generated:
+            result.counts[change.generated] -= 1
     result.counts = +result.counts
 
 
@@ -239,10 +237,6 @@ def _update_stand_ins(result: Upstream) -> None:
             notes = [f"{s.line}: {s.note}" for s in done]
             result.files.append(FileChange(relpath, before, after, notes, middle=after))
             result.counts["stand-in"] += len(done)
-
-
-_GENERATED_KIND = {GATE_TEST_PATH: "test", CONTRACT_PATH: "module", DEFAULTS_TEST_PATH: "test",
-                   CHECK_PATH: "check", CHECK_TEST_PATH: "test"}
 
 
 def _generated(result: Upstream, with_tests: bool) -> None:
@@ -273,7 +267,8 @@ def _generated(result: Upstream, with_tests: bool) -> None:
         what = "the contract, from vllm_sp_base" if kind == "module" else "vLLM test"
         result.files.append(FileChange(path, current, text, [f"1: {note}: {what}"],
                                        middle=text if first_patch else current,
-                                       last_patch=path in (CHECK_PATH, CHECK_TEST_PATH)))
+                                       last_patch=path in (CHECK_PATH, CHECK_TEST_PATH),
+                                       generated=kind))
         result.counts[kind] += 1
 
 
