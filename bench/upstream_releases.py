@@ -27,7 +27,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from vllm_sp_base._main import main
+from vllm_sp_base._main import main as cli_main
 from vllm_sp_base._upstream._style import VLLM_RUFF, ruff
 
 RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
@@ -70,7 +70,7 @@ def _git(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 def _upstream(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["upstream", *argv])
+        code = cli_main(["upstream", *argv])
     return code, out.getvalue(), err.getvalue()
 
 
@@ -140,7 +140,7 @@ def _compiles(path: Path) -> bool:
     return True
 
 
-def main_(argv: list[str] | None = None) -> int:
+def run_releases(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", default=list(RELEASES))
     args = parser.parse_args(argv)
@@ -161,4 +161,4 @@ def main_(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main_())
+    sys.exit(run_releases())

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from vllm_sp_base._audit._files import discover
 from vllm_sp_base._upstream._rederive import MOE_GATE, PIPELINE_SIZE
 
 _FACTORIES: Final = frozenset({"SimpleNamespace", "Mock", "MagicMock", "NonCallableMock"})
@@ -98,17 +99,16 @@ def update(source: str, gate: str) -> tuple[str, list[StandIn]]:
 
 
 def candidates(root: str) -> Iterator[str]:
-    """Test files under ``root/tests`` that set both attributes somewhere."""
+    """Test files under ``root/tests`` that set both attributes somewhere, found
+    as the audit finds files (its excludes, no symlink loops)."""
     tests = os.path.join(root, "tests")
-    for directory, folders, names in os.walk(tests):
-        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "__pycache__")
-        for name in sorted(names):
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                try:
-                    with open(path, "rb") as handle:
-                        data = handle.read()
-                except OSError:
-                    continue
-                if MOE_GATE.encode() in data and PIPELINE_SIZE.encode() in data:
-                    yield path
+    if not os.path.isdir(tests):
+        return
+    for path in sorted(discover([tests]).files):
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if MOE_GATE.encode() in data and PIPELINE_SIZE.encode() in data:
+            yield path
