@@ -22,8 +22,9 @@ from vllm_sp_base._audit._model import (
     Set,
     SetAny,
     SetEach,
+    parse_local_import,
 )
-from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project
+from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,7 @@ class ClassModel:
         owner = self.mro[caller]
         if call.target is None or not isinstance(owner, ClassRef):
             return None
-        resolved = self.project.resolve(owner.module, call.target)
+        resolved = self._resolve(owner, call)
         k = self._index.get(resolved) if isinstance(resolved, ClassRef) else None
         if k is None:
             # An unknown class's method, or a class outside the MRO: code we cannot follow.
@@ -88,8 +89,14 @@ class ClassModel:
         owner = self.mro[caller]
         if call.kind not in ("explicit", "super_of") or call.target is None or not isinstance(owner, ClassRef):
             return False
-        resolved = self.project.resolve(owner.module, call.target)
+        resolved = self._resolve(owner, call)
         return isinstance(resolved, ClassRef) and resolved not in self._index
+
+    def _resolve(self, owner: ClassRef, call: Call) -> Target | None:
+        assert call.target is not None
+        if call.imported is not None:
+            return self.project.resolve_imported(owner.module, parse_local_import(call.imported), call.target)
+        return self.project.resolve(owner.module, call.target)
 
     def constant(self, index: int, event: SetEach) -> tuple[str, ...] | None:
         """The strings ``event`` loops over: a class-level constant as the
@@ -159,6 +166,11 @@ def walk(
         found = model.target(index, event)
         yield Executed(event, index, method, chain, not surely, caught, found)
         callee = found[1] if found is not None else None
+        if event.kind == "self" and callee is None:
+            # No class the source shows defines it: ``self.norm(x)`` calls an
+            # instance attribute (a submodule the parent's ``__init__`` set).
+            read = Read(event.name, event.line, event.col, event.conditional)
+            yield Executed(read, index, method, chain, not surely, caught or event.caught)
         if found is None or callee is None:
             continue
         callee_index = found[0]

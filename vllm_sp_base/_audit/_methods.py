@@ -10,12 +10,14 @@ from vllm_sp_base._audit._model import (
     Body,
     BodyDoesNotParse,
     Call,
+    Import,
     Marker,
     Method,
     Read,
     Set,
     SetAny,
     SetEach,
+    local_import,
 )
 
 
@@ -43,11 +45,50 @@ _LEAVES = frozenset(
 _CATCHES_ATTRIBUTE_ERROR = frozenset({"AttributeError", "Exception", "BaseException"})
 
 
-def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((dotted(t) or "").rsplit(".", 1)[-1] in _CATCHES_ATTRIBUTE_ERROR for t in types)
+def _swallows_attribute_error(handler: ast.ExceptHandler) -> bool:
+    """The handler catches AttributeError (or a base of it) and can end
+    without raising: ``except Exception as e: e.add_note(...); raise`` guards nothing."""
+    if handler.type is not None:
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not any((dotted(t) or "").rsplit(".", 1)[-1] in _CATCHES_ATTRIBUTE_ERROR for t in types):
+            return False
+    return not always_raises(handler.body)
+
+
+def always_raises(statements: Sequence[ast.stmt]) -> bool:
+    """Every path through ``statements`` ends in ``raise`` (as far as the
+    source shows: a ``return`` or a loop exit on the way lets it end)."""
+    for stmt in statements:
+        if isinstance(stmt, ast.Raise):
+            return True
+        if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+            return False
+        if isinstance(stmt, ast.If) and always_raises(stmt.body) and always_raises(stmt.orelse):
+            return True
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and always_raises(stmt.body):
+            return True
+        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match)) and any(
+            isinstance(node, (ast.Return, ast.Break, ast.Continue)) for node in ast.walk(stmt)
+        ):
+            return False  # a way out of the handler that the source shows
+    return False
+
+
+def import_bindings(node: ast.Import | ast.ImportFrom) -> list[tuple[str, Import]]:
+    """The names an import statement binds, as Python binds them."""
+    out: list[tuple[str, Import]] = []
+    if isinstance(node, ast.ImportFrom):
+        for alias in node.names:
+            bound = "*" if alias.name == "*" else alias.asname or alias.name
+            out.append((bound, Import(node.level, node.module, None if bound == "*" else alias.name)))
+        return out
+    for alias in node.names:
+        if alias.asname:
+            out.append((alias.asname, Import(0, alias.name, None)))
+        else:
+            top = alias.name.split(".")[0]
+            out.append((top, Import(0, top, None)))
+    return out
 
 
 def constant_strings(node: ast.expr) -> tuple[str, ...] | None:
@@ -100,6 +141,10 @@ class MethodVisitor(ast.NodeVisitor):
         self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
         self.guarded: set[str] = set()  # ``hasattr(self, "a")``, ``"a" in self.__dict__``
         self.loop_names: dict[str, str | tuple[str, ...]] = {}  # loop variable -> its names
+        # Functions and lambdas the method defines: their bodies run where they are called.
+        self.local_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] = {}
+        self.inlining: set[str] = set()  # local functions being followed (recursion ends)
+        self.local_imports: dict[str, Import] = {}  # ``import torch.nn as nn`` in the body
 
     def finish(self) -> None:
         """Reads of a guarded attribute are not reads that can fail."""
@@ -182,10 +227,12 @@ class MethodVisitor(ast.NodeVisitor):
     visit_AsyncFor = visit_For
 
     def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
-        # A read inside ``try`` may be caught; handlers and else may not run.
-        catches = any(_catches_attribute_error(h) for h in node.handlers)
+        # The body runs as any code does (an exception ends it either way); a
+        # read in it may be caught; handlers and else may not run.
+        catches = any(_swallows_attribute_error(h) for h in node.handlers)
         self.catching += catches
-        self._branch(node.body)
+        for stmt in node.body:
+            self.visit(stmt)
         self.catching -= catches
         self._branch([*node.handlers, *node.orelse])
         for stmt in node.finalbody:
@@ -217,16 +264,66 @@ class MethodVisitor(ast.NodeVisitor):
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
+    # A function or lambda defined here runs where it is called, not where it
+    # is defined: its defaults and decorators run now, its body at a call of
+    # its name (``_inline``); stored or passed away, it is not followed.
     def visit_Lambda(self, node: ast.Lambda) -> None:
-        self._branch([node.body])
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None:
+                self.visit(default)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self._branch(list(node.body))
+        for item in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if item is not None:
+                self.visit(item)
+        self.local_functions[node.name] = node
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        # A class body runs now; the methods it defines are not local functions.
+        for item in [*node.decorator_list, *node.bases, *node.keywords]:
+            self.visit(item)
+        saved = dict(self.local_functions)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.local_functions = saved
+
+    def _inline(self, name: str, node: ast.Call) -> None:
+        function = self.local_functions[name]
+        arguments = function.args
+        parameters = [*arguments.posonlyargs, *arguments.args]
+        at = next((i for i, p in enumerate(parameters) if p.arg == self.self_name), None)
+        shadowed = at is not None or any(
+            p is not None and p.arg == self.self_name
+            for p in [*arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+        )
+        if shadowed and not (
+            at is not None and at < len(node.args) and self._is_self(node.args[at])
+        ):
+            return  # its ``self`` is another object
+        self.inlining.add(name)
+        if isinstance(function, ast.Lambda):
+            self.visit(function.body)
+        else:
+            for stmt in function.body:
+                self.visit(stmt)
+        self.inlining.discard(name)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for name, imp in import_bindings(node):
+            if name != "*":
+                self.local_imports[name] = imp
+
+    visit_ImportFrom = visit_Import
+
     # Assignments: the value runs first.
     def visit_Assign(self, node: ast.Assign) -> None:
+        targets = node.targets
+        if isinstance(node.value, ast.Lambda) and len(targets) == 1 and isinstance(targets[0], ast.Name):
+            self.visit(node.value)
+            self.local_functions[targets[0].id] = node.value
+            return
         self.visit(node.value)
         for target in node.targets:
             self.visit(target)
@@ -320,6 +417,8 @@ class MethodVisitor(ast.NodeVisitor):
             self._visit_method_call(func, node)
             return
         self.generic_visit(node)
+        if isinstance(func, ast.Name) and func.id in self.local_functions and func.id not in self.inlining:
+            self._inline(func.id, node)
 
     def _visit_method_call(self, func: ast.Attribute, node: ast.Call) -> None:
         owner, args = func.value, node.args
@@ -365,15 +464,16 @@ class MethodVisitor(ast.NodeVisitor):
         line = self._line(node)
         caught = self.catching > 0
         if self._is_self(owner):
-            return Call("self", None, name, line, conditional, caught)
+            return Call("self", None, name, line, conditional, caught, node.func.col_offset)
         if _is_super(owner):
             super_args = owner.args  # type: ignore[attr-defined]
             if not super_args:
                 return Call("super", None, name, line, conditional, caught)
             target = dotted(super_args[0])
-            if target == self.class_name:
+            if target == self.class_name and target not in self.local_imports:
                 return Call("super", None, name, line, conditional, caught)
-            return Call("super_of", target, name, line, conditional, caught)
+            return Call("super_of", target, name, line, conditional, caught,
+                        imported=self._imported(target))
         passes_self = (node.args and self._is_self(node.args[0])) or any(
             k.arg == "self" and self._is_self(k.value) for k in node.keywords
         )
@@ -383,8 +483,13 @@ class MethodVisitor(ast.NodeVisitor):
         # ``__init__`` is never taken for this one's.
         target = dotted(owner) if passes_self or name == "__init__" else None
         if target is not None:
-            return Call("explicit", target, name, line, conditional, caught)
+            return Call("explicit", target, name, line, conditional, caught, imported=self._imported(target))
         return None
+
+    def _imported(self, target: str | None) -> str | None:
+        """Where ``target``'s first name comes from, if the method imported it itself."""
+        imp = None if target is None else self.local_imports.get(target.split(".", 1)[0])
+        return None if imp is None else local_import(imp)
 
 
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})

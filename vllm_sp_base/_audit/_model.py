@@ -56,7 +56,10 @@ class Call:
     ``super``: ``super().name(...)``, from after the calling method's class;
     ``super_of``: ``super(X, self).name(...)``, from after X (``target``);
     ``explicit``: ``X.name(self, ...)``, from X. ``caught``: inside a ``try``
-    whose handler catches AttributeError: what it reads cannot crash the caller."""
+    whose handler swallows AttributeError: what it reads cannot crash the caller.
+
+    A ``self`` call that finds no method, property or class attribute reads
+    an instance attribute (``self.norm(x)``, a submodule): the walk says so."""
 
     kind: str
     target: str | None
@@ -64,6 +67,11 @@ class Call:
     line: int
     conditional: bool
     caught: bool = False
+    col: int = 0
+    # Where ``target``'s first name comes from when the method imports it
+    # itself (``import torch.nn as nn`` in the body): ``Import`` spelled
+    # ``"<dots><module>:<name>"`` (see ``local_import``); None: the module's names.
+    imported: str | None = None
 
 
 @dataclass(slots=True)
@@ -222,6 +230,17 @@ class Import:
     level: int
     module: str | None
     name: str | None  # None: ``import module`` binds the module itself
+
+
+def local_import(imp: Import) -> str:
+    """``imp`` as a plain string, for a ``Call`` that names a locally imported class."""
+    return f"{'.' * imp.level}{imp.module or ''}:{imp.name or ''}"
+
+
+def parse_local_import(spelled: str) -> Import:
+    where, _, name = spelled.partition(":")
+    module = where.lstrip(".")
+    return Import(len(where) - len(module), module or None, name or None)
 
 
 @dataclass(slots=True)

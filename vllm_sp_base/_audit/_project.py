@@ -178,7 +178,17 @@ class Project:
     def resolve(self, module: str, dotted_name: str, depth: int = 0) -> Target | None:
         """What ``dotted_name``, written in ``module``, refers to."""
         first, *rest = dotted_name.split(".")
-        found = self.lookup(module, first, depth)
+        return self._attributes(self.lookup(module, first, depth), rest, depth)
+
+    def resolve_imported(self, module: str, imp: Import, dotted_name: str) -> Target | None:
+        """What ``dotted_name`` refers to where its first name is bound by
+        ``imp`` (an import inside a function of ``module``)."""
+        info = self.module(module)
+        if info is None:
+            return None
+        return self._attributes(self._from_import(module, info, imp, 0), dotted_name.split(".")[1:], 0)
+
+    def _attributes(self, found: Target | None, rest: list[str], depth: int) -> Target | None:
         for part in rest:
             if not isinstance(found, ModuleRef):
                 return None

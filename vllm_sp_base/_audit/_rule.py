@@ -251,6 +251,53 @@ class SkippedInitRead:
                 def __init__(self):
                     self.__dict__.update({"flag": True})
         """),
+        Example("""
+            class Module:
+                def __init__(self):
+                    self.training = True
+            class Base(Module):
+                def __init__(self):
+                    Module.__init__(self)
+                    self.flag = False
+                def forward(self):
+                    return self.flag and self.training
+            class Child(Base):
+                def __init__(self):
+                    from example import Base as Parent  # bound inside the method
+                    Parent.__init__(self)
+        """),
+        Example("""
+            from torch import nn
+            class Base(nn.Module):
+                def __init__(self):
+                    self.weight = 1
+                    self.impl = None
+                def forward(self, x):
+                    def gemm(x):  # defined, stored, never called here
+                        return self.weight * x
+                    self.gemm = gemm
+                    self.late = lambda: self.impl
+                    return x
+            class Child(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        """),
+        Example("""
+            from torch import nn
+            class Base(nn.Module):
+                def __init__(self):
+                    self.norm = None
+                def norm_of(self, x):
+                    return x
+                def forward(self, x):
+                    try:
+                        return self.norm(x)
+                    except AttributeError:  # swallowed: the fallback runs
+                        return self.norm_of(x)
+            class Child(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        """),
     )
 
     INVALID = (
@@ -355,6 +402,68 @@ class SkippedInitRead:
                 def __init__(self):
                     pass
         """, (("Child", "mode", "error"),)),
+        Example("""
+            from torch import nn
+            class Parent(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.norm = nn.Identity()
+                def forward(self, x):
+                    return self.norm(x)  # calling a submodule reads it
+            class Child(Parent):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        """, (("Child", "norm", "error"),)),
+        Example("""
+            from torch import nn
+            class Parent(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList()
+                    self.proj = nn.Linear(1, 1)
+                    self.lock = None
+                    self.cache = {}
+                    self.scales = []
+                def forward(self, x):
+                    with self.lock:
+                        x = self.proj.weight @ x
+                    h = [m(x) for m in self.layers]
+                    return self.cache[0], h, {s: 1 for s in self.scales}
+            class Child(Parent):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        """, (("Child", "cache", "error"), ("Child", "layers", "error"), ("Child", "lock", "error"),
+              ("Child", "proj", "error"), ("Child", "scales", "error"))),
+        Example("""
+            from torch import nn
+            class Parent(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.vision = None
+                def forward(self, x):
+                    try:
+                        return self.vision(x)
+                    except Exception as error:  # re-raised: no guard
+                        error.add_note("while encoding")
+                        raise
+            class Child(Parent):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        """, (("Child", "vision", "error"),)),
+        Example("""
+            from torch import nn
+            class Parent(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scale = 2
+                def forward(self, x):
+                    def scaled(y):
+                        return y * self.scale
+                    return scaled(x)  # a local function runs where it is called
+            class Child(Parent):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        """, (("Child", "scale", "error"),)),
     )
 
     def __init__(

@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from vllm_sp_base._audit._methods import MethodVisitor, constant_strings, dotted
+from vllm_sp_base._audit._methods import MethodVisitor, constant_strings, dotted, import_bindings
 from vllm_sp_base._audit._model import Body, ClassInfo, Import, Method, ModuleInfo
 
 try:
@@ -178,27 +178,6 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
     )
 
 
-def _import_from(node: ast.ImportFrom) -> list[tuple[str, Import]]:
-    out: list[tuple[str, Import]] = []
-    for alias in node.names:
-        if alias.name == "*":
-            out.append(("*", Import(node.level, node.module, None)))
-        else:
-            out.append((alias.asname or alias.name, Import(node.level, node.module, alias.name)))
-    return out
-
-
-def _import(node: ast.Import) -> list[tuple[str, Import]]:
-    out: list[tuple[str, Import]] = []
-    for alias in node.names:
-        if alias.asname:
-            out.append((alias.asname, Import(0, alias.name, None)))
-        else:
-            top = alias.name.split(".")[0]
-            out.append((top, Import(0, top, None)))
-    return out
-
-
 def _bind(
     info: ModuleInfo, module: _Module, statements: list[ast.stmt], fallback: bool, override: bool
 ) -> None:
@@ -206,10 +185,8 @@ def _bind(
     aliases = info.fallback_aliases if fallback else info.aliases
     for stmt in statements:
         pairs: list[tuple[str, Import]] = []
-        if isinstance(stmt, ast.Import):
-            pairs = _import(stmt)
-        elif isinstance(stmt, ast.ImportFrom):
-            pairs = _import_from(stmt)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            pairs = import_bindings(stmt)
         elif isinstance(stmt, ast.ClassDef):
             if override or stmt.name not in info.classes:
                 info.classes[stmt.name] = _class(stmt, module)
