@@ -6,9 +6,11 @@ Hypothesis writes small two-module class hierarchies as source: parent
 ``__init__`` run directly, skipped, run through ``super(X, self)``, through
 ``X.__init__(self)`` or from a helper; sets spelled directly or through
 ``setattr`` over a constant; reads while built, in ``forward``, through
-``super().forward()``, under a guard or a condition that is never true. A
-subprocess builds each class and calls ``forward`` (executing the generated
-code, never code under audit) to see what raises.
+``super().forward()``, by calling them (submodules), inside a handler that
+re-raises, in a local function (called, or only stored), under a guard or a
+condition that is never true; parent ``__init__`` bound by an import inside
+``__init__``. A subprocess builds each class and calls ``forward``
+(executing the generated code, never code under audit) to see what raises.
 """
 
 from __future__ import annotations
@@ -60,8 +62,8 @@ RUNNER = textwrap.dedent(
     """ % (ATTRS,)
 )
 
-INITS = ("super", "skip", "grandparent", "super_of_parent", "helper")
-FORWARDS = ("reads", "super", "guarded", "never")
+INITS = ("super", "skip", "grandparent", "super_of_parent", "helper", "local_parent", "local_skip")
+FORWARDS = ("reads", "super", "guarded", "never", "calls", "reraise", "nested")
 
 
 @dataclass
@@ -120,6 +122,11 @@ def _alias_lines(i: int, spec: Spec, start: int) -> tuple[str, list[str]]:
     }[spec.spelling]
 
 
+def _home(index: int | None, specs: list[Spec]) -> str:
+    """The module class ``index`` is written in (``Module`` for None)."""
+    return "m0" if index is None or index < len(specs) // 2 else "m1"
+
+
 def _init_lines(i: int, spec: Spec, specs: list[Spec]) -> list[str]:
     parent = f"C{spec.base}" if spec.base is not None else "Module"
     grand = "Module"
@@ -131,14 +138,17 @@ def _init_lines(i: int, spec: Spec, specs: list[Spec]) -> list[str]:
         "grandparent": f"{grand}.__init__(self)",
         "super_of_parent": f"super({parent}, self).__init__()",
         "helper": f"self._init_{i}()",
+        # Bound by an import inside ``__init__``: the parent's, or the module base's (a skip).
+        "local_parent": f"from {_home(spec.base, specs)} import {parent} as Local; Local.__init__(self)",
+        "local_skip": "from m0 import Module as Local; Local.__init__(self)",
     }[spec.init or "super"]
-    lines = ["    def __init__(self):", f"        RAN.append('C{i}')", f"        {call}"]
+    lines = ["    def __init__(self):", f"        RAN.append('C{i}')", *(f"        {c}" for c in call.split("; "))]
     if spec.early:
         lines.append(f"        self.seen = self.{spec.early}")
     if spec.loop:
-        lines += [f"        for name in NAMES_{i}:", f"            setattr(self, name, {i})"]
+        lines += [f"        for name in NAMES_{i}:", f"            setattr(self, name, Sub({i}))"]
     else:
-        lines += [f"        self.{attr} = {i}" for attr in spec.sets]
+        lines += [f"        self.{attr} = Sub({i})" for attr in spec.sets]
     if spec.init == "helper":
         lines += [f"    def _init_{i}(self):", "        super().__init__()"]
     return lines
@@ -150,6 +160,16 @@ def _forward_lines(spec: Spec) -> list[str]:
         return ["    def forward(self):", f"        return {reads}"]
     if spec.forward == "super":
         return ["    def forward(self):", "        super().forward()", f"        return {reads}"]
+    if spec.forward == "calls":  # a submodule is read by calling it
+        calls = "(" + "".join(f"self.{a}(), " for a in spec.reads) + ")"
+        return ["    def forward(self):", f"        return {calls}"]
+    if spec.forward == "reraise":  # a handler that re-raises guards nothing
+        return ["    def forward(self):", "        try:", f"            return {reads}",
+                "        except Exception as error:", "            error.add_note('forward')", "            raise"]
+    if spec.forward == "nested":  # a local function runs where called; a stored one never
+        stored = "".join(f"self.{a}, " for a in ATTRS)
+        return ["    def forward(self):", f"        def now(): return {reads}",
+                f"        def later(): return ({stored})", "        self.later = later", "        return now()"]
     if spec.forward == "guarded":
         guarded = "".join(f'getattr(self, "{a}", None), ' for a in spec.reads)
         checked = "".join(f'(self.{a} if hasattr(self, "{a}") else None), ' for a in spec.reads)
@@ -166,13 +186,19 @@ def _source(specs: list[Spec], start: int, stop: int) -> str:
         "    def forward(self):",
         "        return ()",
         "",
+        "class Sub:",
+        "    def __init__(self, value):",
+        "        self.value = value",
+        "    def __call__(self):",
+        "        return self.value",
+        "",
         "class Mixin:",
         "    def __init__(self):",
         "        self.mixed = True",
         "",
     ]
     if start:
-        lines[:11] = ["from m0 import RAN, Module, Mixin, " + ", ".join(f"C{i}" for i in range(start))]
+        lines[:17] = ["from m0 import RAN, Module, Mixin, Sub, " + ", ".join(f"C{i}" for i in range(start))]
     for i in range(start, stop):
         spec = specs[i]
         spelled, binding = _alias_lines(i, spec, start)
@@ -275,6 +301,13 @@ def _check(specs: list[Spec], root: Path) -> None:
 # Sets through setattr over a constant: nothing missing.
 @example(specs=[Spec(None, False, "super", ("a",), "reads", ("a",)),
                 Spec(0, False, "skip", ("a",), None, loop=True)])
+# A submodule read by calling it, through a re-raising handler, in a local function.
+@example(specs=[Spec(None, False, "super", ("a",), "calls", ("a",)), Spec(0, False, "skip", (), None)])
+@example(specs=[Spec(None, False, "super", ("b",), "reraise", ("b",)), Spec(0, False, "skip", (), None)])
+@example(specs=[Spec(None, False, "super", ("c",), "nested", ("c",)), Spec(0, False, "skip", (), None)])
+# The skip and the parent's __init__ spelled through imports inside __init__.
+@example(specs=[Spec(None, False, "super", ("a",), "reads", ("a",)), Spec(0, False, "local_skip", (), None)])
+@example(specs=[Spec(None, False, "super", ("a",), "reads", ("a",)), Spec(0, False, "local_parent", (), None)])
 def test_errors_crash_and_crashes_are_errors(specs: list[Spec], tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
     root: Path = tmp_path_factory.mktemp("gen")
     _check(specs, root)
