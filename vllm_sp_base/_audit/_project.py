@@ -93,6 +93,19 @@ class Project:
         self._files[module] = result
         return result
 
+    def in_stdlib(self, top: str) -> bool:
+        """Whether the top-level module ``top`` is the standard library's: built
+        into the interpreter (no file), or found beside ``os.py`` (not a
+        project's module that shares a standard name)."""
+        located = self.module_file(top)
+        if located is None:
+            return True
+        stdlib = self.module_file("os")
+        if stdlib is None:
+            return False
+        home = os.path.dirname(stdlib[0])
+        return located[0].startswith(home + os.sep) and os.sep + "site-packages" + os.sep not in located[0]
+
     def missing(self) -> list[str]:
         """The modules looked for and not found: one that appears later can
         change what a class resolves to."""
@@ -195,20 +208,29 @@ class Project:
             found = self.lookup(found.name, part, depth + 1)
         return found
 
-    def why_unresolved(self, module: str, dotted_name: str) -> str:
-        """Why ``dotted_name``, written in ``module``, resolves to no class the
-        source shows: the module it comes from is not found (a package not
-        installed where the audit runs), or that module does not define it."""
+    def origin(self, module: str, dotted_name: str) -> str | None:
+        """The absolute dotted name ``dotted_name``, written in ``module``,
+        names through the module's imports; None where no import binds it."""
         first, *rest = dotted_name.split(".")
         info = self.module(module)
         imp = None if info is None else info.imports.get(first) or info.fallback_imports.get(first)
         if info is None or imp is None:
-            return "bound where the audit does not follow (an import under try or if, an assignment)"
+            return None
         source = self.absolute(module, info.is_package, imp)
         if imp.level and not source.strip("."):
-            return "a relative import with no package around its module"
+            return "." + ".".join(filter(None, [imp.module, imp.name, *rest]))
         target = f"{source}.{imp.name}" if imp.name is not None else source
-        dotted = ".".join([target, *rest])
+        return ".".join([target, *rest])
+
+    def why_unresolved(self, module: str, dotted_name: str) -> str:
+        """Why ``dotted_name``, written in ``module``, resolves to no class the
+        source shows: the module it comes from is not found (a package not
+        installed where the audit runs), or that module does not define it."""
+        dotted = self.origin(module, dotted_name)
+        if dotted is None:
+            return "bound where the audit does not follow (an import under try or if, an assignment)"
+        if not dotted.strip(".") or dotted.startswith("."):
+            return "a relative import with no package around its module"
         parts = dotted.split(".")
         for end in range(len(parts), 0, -1):  # the longest prefix that is a module
             if self.module_file(".".join(parts[:end])) is not None:

@@ -7,6 +7,7 @@ checked is named, not passed silently."""
 from __future__ import annotations
 
 import builtins
+import sys
 
 from vllm_sp_base._audit._finding import Unresolved
 from vllm_sp_base._audit._model import Call, ClassInfo
@@ -27,18 +28,37 @@ def chains_surely(info: ClassInfo) -> bool:
     )
 
 
+#: Said once for every base from torch where torch is not found: what the audit assumed.
+TORCH_NOT_FOUND = (
+    "torch is not installed where the audit runs: its classes (nn.LayerNorm, Parameter, ...) are "
+    "taken to set nothing a subclass reads; give --python an environment with torch to check them"
+)
+
+
 def unresolved_bases(project: Project, ref: ClassRef, path: str) -> list[Unresolved]:
     """The bases ``project.bases`` left opaque, each with why, where the
-    class's own ``__init__`` may skip them."""
+    class's own ``__init__`` may skip them. A class of the standard library
+    that the source does not show is defined in C (``threading.local``): it
+    has no Python ``__init__`` that sets what a subclass reads. The bases from
+    an absent torch are one ``torch`` base, said once."""
     info = project.class_info(ref)
     if info is None or chains_surely(info):
         return []
-    return [
-        Unresolved(path, info.line, str(ref), base.text, project.why_unresolved(ref.module, base.text))
-        for base in project.bases(ref)
-        if isinstance(base, Opaque) and base.text != EXPRESSION and not _builtin(base.text)
-        and base.text.rsplit(".", 1)[-1] not in HARMLESS_EXTERNAL_BASES
-    ]
+    found = []
+    for base in project.bases(ref):
+        if not isinstance(base, Opaque) or base.text == EXPRESSION or _builtin(base.text):
+            continue
+        if base.text.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES:
+            continue
+        origin = project.origin(ref.module, base.text) or ""
+        top = origin.split(".", 1)[0]
+        if top in sys.stdlib_module_names and project.in_stdlib(top):
+            continue
+        if top == "torch" and project.module_file("torch") is None:
+            found.append(Unresolved(path, info.line, str(ref), "torch", TORCH_NOT_FOUND))
+            continue
+        found.append(Unresolved(path, info.line, str(ref), base.text, project.why_unresolved(ref.module, base.text)))
+    return found
 
 
 def _builtin(name: str) -> bool:
