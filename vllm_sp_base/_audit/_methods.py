@@ -345,13 +345,18 @@ class MethodVisitor(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if (
             isinstance(node.ctx, ast.Store)
-            and self._is_self_dict(node.value)
+            and (self._is_self_dict(node.value) or self._is_registry(node.value))
             and isinstance(node.slice, ast.Constant)
             and isinstance(node.slice.value, str)
         ):
-            self._set(node.slice.value, node)  # self.__dict__["a"] = v
+            # self.__dict__["a"] = v; self._parameters["a"] = p (torch's
+            # ``Module.__getattr__`` answers ``self.a`` from its registries).
+            self._set(node.slice.value, node)
             return
         self.generic_visit(node)
+
+    def _is_registry(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in _REGISTRIES and self._is_self(node.value)
 
     def visit_Compare(self, node: ast.Compare) -> None:
         # "a" in self.__dict__ / vars(self) / dir(self): a guard, not a read.
@@ -496,6 +501,8 @@ _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 #: ``self.register_buffer("a", t)`` and the like: torch's ``nn.Module`` makes
 #: ``self.a`` answer from then on.
 _REGISTERS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
+#: The dictionaries behind those: a key written there is an attribute too.
+_REGISTRIES = frozenset({"_parameters", "_buffers", "_modules"})
 
 
 _DISPATCH: dict[type[ast.AST], Callable[[MethodVisitor, Any], None]] = {

@@ -252,6 +252,21 @@ class SkippedInitRead:
                     self.__dict__.update({"flag": True})
         """),
         Example("""
+            from torch import nn
+            class Embedding(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.weight = nn.Parameter()
+                    self.scale = 1
+                def forward(self, x):
+                    return self.weight[x] * self.scale
+            class Holder(Embedding):
+                def __init__(self):
+                    nn.Module.__init__(self)
+                    self._parameters["weight"] = nn.Parameter()  # served by Module.__getattr__
+                    self.register_buffer("scale", None)
+        """),
+        Example("""
             class Module:
                 def __init__(self):
                     self.training = True
