@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit._model import (
+    FALSE_LITERALS,
     Call,
     ClassInfo,
     Event,
@@ -23,6 +24,7 @@ from vllm_sp_base._audit._model import (
     SetAny,
     SetEach,
     parse_local_import,
+    requirements,
 )
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Opaque, Project, Target
 
@@ -135,42 +137,61 @@ class Executed:
     conditional: bool  # the event, or a call on the way, sits under a condition
     caught: bool  # a call on the way is inside ``try ... except AttributeError``
     target: Found | None = None  # for a Call: what it runs
+    condition: str | None = None  # the first test on the way that it runs under
+    requires: str = ""  # what the tests on the way need of the instance (``Read.requires``)
+
+
+def _joined(first: str, second: str) -> str:
+    return f"{first},{second}" if first and second else first or second
+
+
+def _contradicts(requires: str, decided: dict[str, bool]) -> bool:
+    return any(decided.get(attr, truth) != truth for attr, truth in requirements(requires))
 
 
 def walk(
     model: ClassModel, start: tuple[int, Method], seen: dict[tuple[int, str], bool],
-    conditional: bool = False,
+    conditional: bool = False, decided: dict[str, bool] | None = None,
 ) -> Iterator[Executed]:
     """Every event ``start`` runs, in execution order, calls followed into the
     methods they run. A method is entered again only where it was entered
     before under a condition and now runs surely (``seen``: (index, name) ->
-    entered under a condition), so recursion ends and the walk stays linear."""
+    entered under a condition), so recursion ends and the walk stays linear.
+    ``decided``: attributes whose truth is known (``decided_constants``): what
+    runs only under a test they fail is not run."""
     index, method = start
     key = (index, method.name)
     if key in seen and (not seen[key] or conditional):
         return
     seen[key] = conditional
-    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool]] = [
-        (index, method, iter(method.events), (), conditional, False)
+    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, str | None, str]] = [
+        (index, method, iter(method.events), (), conditional, False, None, "")
     ]
     while stack:
-        index, method, events, chain, under, caught = stack[-1]
+        index, method, events, chain, under, caught, why, needs = stack[-1]
         event = next(events, None)
         if event is None:
             stack.pop()
             continue
         surely = not (under or getattr(event, "conditional", False))
+        if type(event) is Read or type(event) is Call:
+            requires = _joined(needs, event.requires)
+            if decided and requires and _contradicts(requires, decided):
+                continue  # under a test the instance fails: never runs
+            condition = why or event.condition
+        else:
+            requires, condition = needs, why
         if type(event) is not Call:
-            yield Executed(event, index, method, chain, not surely, caught)
+            yield Executed(event, index, method, chain, not surely, caught, None, condition, requires)
             continue
         found = model.target(index, event)
-        yield Executed(event, index, method, chain, not surely, caught, found)
+        yield Executed(event, index, method, chain, not surely, caught, found, condition, requires)
         callee = found[1] if found is not None else None
         if event.kind == "self" and callee is None:
             # No class the source shows defines it: ``self.norm(x)`` calls an
             # instance attribute (a submodule the parent's ``__init__`` set).
-            read = Read(event.name, event.line, event.col, event.conditional)
-            yield Executed(read, index, method, chain, not surely, caught or event.caught)
+            read = Read(event.name, event.line, event.col, event.conditional, event.condition, event.requires)
+            yield Executed(read, index, method, chain, not surely, caught or event.caught, None, condition, requires)
         if found is None or callee is None:
             continue
         callee_index = found[0]
@@ -181,6 +202,7 @@ def walk(
         stack.append((
             callee_index, callee, iter(callee.events),
             (*chain, Step(index, method.name, event.line)), not surely, caught or event.caught,
+            condition, requires,
         ))
 
 
@@ -194,6 +216,8 @@ class Reached:
     line: int
     chain: tuple[Step, ...]
     conditional: bool
+    condition: str | None = None  # the first test on the way it runs under
+    requires: str = ""  # what the tests on the way need of the instance
 
     def steps(self) -> tuple[Step, ...]:
         return (*self.chain, Step(self.owner, self.method, self.line))
@@ -210,6 +234,9 @@ class Construction:
     # runs the ``__init__`` of a class outside the MRO: any may have run).
     unknown_from: int | None = None
     early_reads: dict[str, Reached] = field(default_factory=dict)  # read before anything set it
+    # attribute -> the literals its sets bind (None: a value that is no literal).
+    values: dict[str, set[str | None]] = field(default_factory=dict)
+    surely_set: set[str] = field(default_factory=set)  # set on no condition
 
     def ran_init(self, index: int) -> bool:
         return (index, "__init__") in self.executed
@@ -251,7 +278,8 @@ def construct(model: ClassModel) -> Construction:
                 and (first is None or (first.conditional and not step.conditional))
             ):  # the first read, or the first sure one
                 built.early_reads[event.attr] = Reached(
-                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional)
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
+                    step.condition, step.requires)
             continue
         if type(event) is Call:
             target = step.target
@@ -265,7 +293,47 @@ def construct(model: ClassModel) -> Construction:
             built.sets_any = True
         else:
             built.sets.update(names)
+            for name in names:
+                built.values.setdefault(name, set()).add(event.value if type(event) is Set else None)
+            if not step.conditional:
+                built.surely_set.update(names)
     return built
+
+
+def decided_constants(
+    model: ClassModel, built: Construction, names: set[str], not_run: set[tuple[int, str]]
+) -> dict[str, bool]:
+    """Of ``names``, the attributes whose truth is known once the instance is
+    built: construction sets each on no condition, to literals of one truth,
+    and no other method of the class sets it (``self.enable_pdmux = False``
+    in ``__init__`` decides every ``if self.enable_pdmux:``). ``not_run``:
+    methods that never run on the instance (what only a skipped ``__init__`` runs)."""
+    known: dict[str, bool] = {}
+    for name in names:
+        values = built.values.get(name, set())
+        if built.sets_any or name not in built.surely_set or None in values:
+            continue
+        truths = {value not in FALSE_LITERALS for value in values}
+        if len(truths) == 1:
+            known[name] = truths.pop()
+    if not known:
+        return known
+    spelled = [name.encode() for name in known]
+    for index, info in enumerate(model.infos):
+        if info is None:
+            continue
+        for method_name, method in info.methods.items():
+            if (
+                (index, method_name) in built.executed or (index, method_name) in not_run
+                or method_name == "__init__" or not method.may_name(spelled)
+            ):
+                continue
+            for event in method.events:
+                if type(event) is Set and event.attr in known:
+                    del known[event.attr]
+                elif type(event) in (SetAny, SetEach):
+                    return {}  # a set whose name the source does not show
+    return known
 
 
 def may_skip_an_init(model: ClassModel) -> bool:

@@ -24,12 +24,14 @@ def is_module(model: ClassModel) -> bool:
 
 
 def reach(
-    model: ClassModel, wanted: set[str], entries: Sequence[str], features: Sequence[str] = ()
+    model: ClassModel, wanted: set[str], entries: Sequence[str], features: Sequence[str] = (),
+    decided: dict[str, bool] | None = None,
 ) -> dict[str, tuple[str, Reached]]:
     """For each attribute of ``wanted``, the read an entry point reaches first:
     the first reached on no condition (in entry order, then execution order),
     else the first reached at all; attribute -> (entry, read). A read reached
-    from a feature's entry point (``features``) counts as conditional."""
+    from a feature's entry point (``features``) counts as conditional; what
+    runs only under a test that ``decided`` attributes fail is not reached."""
     best: dict[str, tuple[str, Reached]] = {}
     if not wanted or not is_module(model):
         return best
@@ -38,14 +40,15 @@ def reach(
         if found is None or found[1] is None:
             continue
         feature = entry not in entries
-        for step in walk(model, (found[0], found[1]), {}, conditional=feature):
+        for step in walk(model, (found[0], found[1]), {}, conditional=feature, decided=decided):
             event = step.event
             if type(event) is not Read or step.caught or event.attr not in wanted:
                 continue
             current = best.get(event.attr)
             if current is None or (current[1].conditional and not step.conditional):
                 best[event.attr] = (entry, Reached(
-                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional))
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
+                    step.condition, step.requires))
     return best
 
 
@@ -64,5 +67,6 @@ def unreached(model: ClassModel, wanted: Iterable[str], skip: set[tuple[int, str
             for read in method.reads:
                 if read.attr in left:
                     left.discard(read.attr)
-                    found[read.attr] = Reached(read.attr, index, name, read.line, (), read.conditional)
+                    found[read.attr] = Reached(
+                        read.attr, index, name, read.line, (), read.conditional, read.condition, read.requires)
     return found

@@ -40,6 +40,8 @@ class Finding:
     skipped_by: str  # dotted: the class whose __init__ did not run it
     entry: str | None  # "__init__" (while it is built), an entry point, or None: not reached
     chain: tuple[Frame, ...] = ()  # from the entry point (or __init__) to the read
+    # What makes it happen where not every load does: "with EPLB (--enable-eplb)", "when self.x".
+    condition: str | None = None
 
     @property
     def message(self) -> str:
@@ -54,7 +56,7 @@ class Finding:
             f"{short} skips {self.skipped_init}.__init__ (via {self.skipped_by.rsplit('.', 1)[-1]}), "
             f"which sets self.{self.attribute} at {display_path(self.skipped_path)}:{self.set_line}, but "
             f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {display_path(self.read_path)}:"
-            f"{self.read_line}{when}{self.via}: {outcome}"
+            f"{self.read_line}{when}{self.via}: {outcome}{f' ({self.condition})' if self.condition else ''}"
         )
 
     @property

@@ -138,6 +138,8 @@ class MethodVisitor(ast.NodeVisitor):
         self.class_name = class_name
         self.line_offset = line_offset  # a cut body is parsed on its own, from line 2
         self.depth = 0  # how many branching constructs enclose the current node
+        # The tests that enclose the current node: (test, truth it needs, its text once asked).
+        self.tests: list[list[Any]] = []
         self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
         self.guarded: set[str] = set()  # ``hasattr(self, "a")``, ``"a" in self.__dict__``
         self.loop_names: dict[str, str | tuple[str, ...]] = {}  # loop variable -> its names
@@ -159,18 +161,50 @@ class MethodVisitor(ast.NodeVisitor):
     def _line(self, node: ast.expr | ast.stmt) -> int:
         return node.lineno + self.line_offset
 
-    def _branch(self, nodes: Sequence[ast.AST]) -> None:
+    def _branch(self, nodes: Sequence[ast.AST], test: ast.expr | None = None, truth: bool = True) -> None:
+        """Visit what runs only on a condition (``test`` being ``truth``, where known)."""
         self.depth += 1
+        if test is not None:
+            self.tests.append([test, truth, None])
         for node in nodes:
             self.visit(node)
+        if test is not None:
+            self.tests.pop()
         self.depth -= 1
+
+    def _condition(self) -> tuple[str | None, str]:
+        """The innermost test's text, and what the enclosing tests need of ``self``."""
+        if not self.tests:
+            return None, ""
+        innermost = self.tests[-1]
+        if innermost[2] is None:  # unparsed once, and only where an event sits under it
+            text = ast.unparse(innermost[0])
+            if not innermost[1]:
+                text = f"not ({text})" if " " in text else f"not {text}"
+            innermost[2] = text if len(text) <= 80 else text[:77] + "..."
+        needs = [r for test, truth, _ in self.tests for r in self._requirements(test, truth)]
+        return innermost[2], ",".join(needs)
+
+    def _requirements(self, test: ast.expr, truth: bool) -> list[str]:
+        """What ``test`` being ``truth`` says of the instance's attributes."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._requirements(test.operand, not truth)
+        if isinstance(test, ast.Attribute) and self._is_self(test.value):
+            return [test.attr if truth else "!" + test.attr]
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
+            return [r for value in test.values for r in self._requirements(value, truth)]
+        return []
 
     def _read(self, attr: str, node: ast.expr) -> None:
         if not self.catching:
-            self.events.append(Read(attr, self._line(node), node.col_offset, self.depth > 0))
+            condition, requires = self._condition()
+            self.events.append(Read(attr, self._line(node), node.col_offset, self.depth > 0, condition, requires))
 
-    def _set(self, attr: str, node: ast.expr | ast.stmt) -> None:
-        self.events.append(Set(attr, self._line(node), self.depth > 0))
+    def _set(self, attr: str, node: ast.expr | ast.stmt, value: ast.expr | None = None) -> None:
+        literal = None
+        if isinstance(value, ast.Constant) and type(value.value) in _LITERAL_TYPES:
+            literal = repr(value.value)
+        self.events.append(Set(attr, self._line(node), self.depth > 0, literal))
 
     def _set_named(self, name: ast.expr, node: ast.expr) -> None:
         """A set whose attribute name is the expression ``name``."""
@@ -199,11 +233,13 @@ class MethodVisitor(ast.NodeVisitor):
     # Control flow: the test of an if/while runs; its bodies may not.
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        self._branch([*node.body, *node.orelse])
+        self._branch(node.body, node.test)
+        self._branch(node.orelse, node.test, False)
 
     def visit_While(self, node: ast.While) -> None:
         self.visit(node.test)
-        self._branch([*node.body, *node.orelse])
+        self._branch(node.body, node.test)
+        self._branch(node.orelse)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
@@ -246,11 +282,21 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.visit(node.test)
-        self._branch([node.body, node.orelse])
+        self._branch([node.body], node.test)
+        self._branch([node.orelse], node.test, False)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        # ``a and b``: b runs where a is true; ``a or b``: where a is false.
         self.visit(node.values[0])
-        self._branch(node.values[1:])
+        truth = isinstance(node.op, ast.And)
+        self.depth += 1
+        pushed = 0
+        for before, value in zip(node.values, node.values[1:]):
+            self.tests.append([before, truth, None])
+            pushed += 1
+            self.visit(value)
+        del self.tests[len(self.tests) - pushed:]
+        self.depth -= 1
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         first, *rest = node.generators
@@ -326,12 +372,19 @@ class MethodVisitor(ast.NodeVisitor):
             return
         self.visit(node.value)
         for target in node.targets:
-            self.visit(target)
+            if isinstance(target, ast.Attribute) and self._is_self(target.value):
+                self._set(target.attr, target, node.value)
+            else:
+                self.visit(target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:  # ``self.a: int`` alone binds nothing
             self.visit(node.value)
-            self.visit(node.target)
+            target = node.target
+            if isinstance(target, ast.Attribute) and self._is_self(target.value):
+                self._set(target.attr, target, node.value)
+            else:
+                self.visit(target)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
@@ -468,16 +521,17 @@ class MethodVisitor(ast.NodeVisitor):
         conditional = self.depth > 0 or self.catching > 0
         line = self._line(node)
         caught = self.catching > 0
+        condition, requires = self._condition()
         if self._is_self(owner):
-            return Call("self", None, name, line, conditional, caught, node.func.col_offset)
+            return Call("self", None, name, line, conditional, caught, node.func.col_offset, condition, requires)
         if _is_super(owner):
             super_args = owner.args  # type: ignore[attr-defined]
             if not super_args:
-                return Call("super", None, name, line, conditional, caught)
+                return Call("super", None, name, line, conditional, caught, 0, condition, requires)
             target = dotted(super_args[0])
             if target == self.class_name and target not in self.local_imports:
-                return Call("super", None, name, line, conditional, caught)
-            return Call("super_of", target, name, line, conditional, caught,
+                return Call("super", None, name, line, conditional, caught, 0, condition, requires)
+            return Call("super_of", target, name, line, conditional, caught, 0, condition, requires,
                         imported=self._imported(target))
         passes_self = (node.args and self._is_self(node.args[0])) or any(
             k.arg == "self" and self._is_self(k.value) for k in node.keywords
@@ -488,7 +542,8 @@ class MethodVisitor(ast.NodeVisitor):
         # ``__init__`` is never taken for this one's.
         target = dotted(owner) if passes_self or name == "__init__" else None
         if target is not None:
-            return Call("explicit", target, name, line, conditional, caught, imported=self._imported(target))
+            return Call("explicit", target, name, line, conditional, caught, 0, condition, requires,
+                        imported=self._imported(target))
         return None
 
     def _imported(self, target: str | None) -> str | None:
@@ -498,6 +553,8 @@ class MethodVisitor(ast.NodeVisitor):
 
 
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+#: What a ``Set`` records the value of: literals whose truth is known.
+_LITERAL_TYPES = (bool, type(None), int, float, str)
 #: ``self.register_buffer("a", t)`` and the like: torch's ``nn.Module`` makes
 #: ``self.a`` answer from then on.
 _REGISTERS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})

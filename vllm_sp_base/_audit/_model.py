@@ -14,6 +14,8 @@ class Read:
     line: int
     col: int
     conditional: bool  # under an if/loop/try/boolean branch
+    condition: str | None = None  # the source of the innermost test it runs under
+    requires: str = ""  # see ``requirements``
 
 
 @dataclass(slots=True)
@@ -25,6 +27,7 @@ class Set:
     attr: str
     line: int
     conditional: bool
+    value: str | None = None  # the literal it binds (``"False"``, ``"None"``, ``"3"``), if one
 
 
 @dataclass(slots=True)
@@ -68,6 +71,8 @@ class Call:
     conditional: bool
     caught: bool = False
     col: int = 0
+    condition: str | None = None  # as ``Read``'s
+    requires: str = ""
     # Where ``target``'s first name comes from when the method imports it
     # itself (``import torch.nn as nn`` in the body): ``Import`` spelled
     # ``"<dots><module>:<name>"`` (see ``local_import``); None: the module's names.
@@ -87,6 +92,17 @@ class Marker:
 
 
 Event = Read | Set | SetEach | SetAny | Call | Marker
+
+
+def requirements(requires: str) -> list[tuple[str, bool]]:
+    """``Read.requires`` / ``Call.requires``: the instance attributes whose truth
+    the enclosing tests need for the event to run (``if self.a:`` ... ``else``
+    of ``if self.b:``: ``"a,!b"``), as (attribute, truth) pairs."""
+    return [(r.lstrip("!"), not r.startswith("!")) for r in requires.split(",") if r]
+
+
+#: Literals that are false (``Set.value``): what ``if self.flag:`` tests.
+FALSE_LITERALS = frozenset({"False", "None", "0", "0.0", "''", '""', "()", "[]", "{}"})
 
 
 #: Spellings through which a body can set or read an attribute it does not name

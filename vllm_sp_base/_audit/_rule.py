@@ -12,13 +12,15 @@ from vllm_sp_base._audit._construction import (
     Construction,
     Reached,
     construct,
+    decided_constants,
     may_skip_an_init,
     skipped_inits,
     would_set,
 )
 from vllm_sp_base._audit._dispatch import reach, unreached
 from vllm_sp_base._audit._finding import Finding, Frame
-from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
+from vllm_sp_base._audit._model import requirements
+from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS, feature
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
 
 
@@ -267,6 +269,35 @@ class SkippedInitRead:
                     self.register_buffer("scale", None)
         """),
         Example("""
+            from torch import nn
+            class Runner(nn.Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.enable_pdmux = cfg.pdmux
+                    self.stream_groups = []
+                def forward(self):
+                    if self.enable_pdmux:
+                        return self.stream_groups
+                    return None
+            class Draft(Runner):
+                def __init__(self):
+                    nn.Module.__init__(self)
+                    self.enable_pdmux = False  # decides the test: stream_groups is never read
+        """),
+        Example("""
+            from torch import nn
+            class MoE(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.moe_layers = []
+                    self.num_moe_layers = 0
+                def set_eplb_state(self, state):
+                    return [layer(state) for layer in self.moe_layers]
+            class Inner(MoE):
+                def __init__(self):
+                    nn.Module.__init__(self)  # no num_moe_layers: the engine never runs EPLB on it
+        """),
+        Example("""
             class Module:
                 def __init__(self):
                     self.training = True
@@ -479,6 +510,36 @@ class SkippedInitRead:
                 def __init__(self):
                     nn.Module.__init__(self)
         """, (("Child", "scale", "error"),)),
+        Example("""
+            from torch import nn
+            class MoE(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.moe_layers = []
+                    self.num_moe_layers = 0
+                def set_eplb_state(self, state):
+                    return [layer(state) for layer in self.moe_layers]
+            class Outer(MoE):
+                def __init__(self, layers):
+                    nn.Module.__init__(self)
+                    self.num_moe_layers = layers  # passes the engine's check: EPLB calls it
+        """, (("Outer", "moe_layers", "warning"),)),
+        Example("""
+            from torch import nn
+            class Runner(nn.Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.enable_pdmux = cfg.pdmux
+                    self.stream_groups = []
+                def forward(self):
+                    if self.enable_pdmux:
+                        return self.stream_groups
+                    return None
+            class Draft(Runner):
+                def __init__(self, cfg):
+                    nn.Module.__init__(self)
+                    self.enable_pdmux = cfg.pdmux  # a setting: the read happens when it is on
+        """, (("Draft", "stream_groups", "warning"),)),
     )
 
     def __init__(
@@ -518,7 +579,18 @@ class SkippedInitRead:
             return []
         early = {a: r for a, r in built.early_reads.items() if a in candidates}
         missing = candidates - built.sets - set(early)
-        reached = reach(model, missing, self.entry_points, self.feature_entry_points)
+        # A feature's entry point is called only on a model that passes the
+        # engine's check for it (EPLB: ``num_moe_layers`` set).
+        features = [
+            entry for entry in self.feature_entry_points
+            if (needs := feature(entry).needs) is None
+            or built.sets_any or needs in built.sets or needs in class_level
+        ]
+        reached = reach(model, missing, self.entry_points, features)
+        tested = {attr for _, read in reached.values() for attr, _ in requirements(read.requires)}
+        decided = decided_constants(model, built, tested, only_skipped) if tested else {}
+        if decided:  # a test the built instance always fails hides what runs under it
+            reached = reach(model, missing, self.entry_points, features, decided)
         # Only now, for the few attributes left: it parses every method that may name them.
         asked = missing if self.show_unreachable else set(reached)
         if asked:
@@ -603,7 +675,15 @@ class SkippedInitRead:
             skipped_by=str(skippers[skip_index]),
             entry=entry or None,
             chain=chain,
+            condition=self._condition(entry, read),
         )
+
+    def _condition(self, entry: str, read: Reached) -> str | None:
+        """What makes the read happen, where not every load does: the feature
+        that calls the entry point, or the first test on the way."""
+        if entry in self.feature_entry_points and entry not in self.entry_points:
+            return feature(entry).label
+        return f"when {read.condition}" if read.condition and read.conditional else None
 
     def _path(self, entry: MroEntry) -> str:
         if not isinstance(entry, ClassRef):

@@ -62,6 +62,8 @@ def grouped(result: AuditResult, colour: bool = False) -> str:
             owner, _, method = f.method.rpartition(".")
             where = f"{_short(owner)}.{method} at {display(f.read_path)}:{f.read_line}"
             when = "while built" if f.entry == "__init__" else (f"from {f.entry}" if f.entry else "unreached")
+            if f.condition:
+                when += f", {f.condition}"
             lines.append(f"  {paint(f.severity, f'{f.severity:<7}')} {f'self.{f.attribute}':<{width}} "
                          f"{where} ({when}){f.via}")
         lines.append(paint("dim", f"  fix: {fix_hint(first)}"))

@@ -1,0 +1,58 @@
+"""A conditional finding says what makes it happen: the feature that calls its
+entry point, or the first test on the way to the read."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from vllm_sp_base._audit._cache import Cache
+from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit._text import grouped
+
+SOURCE = textwrap.dedent("""
+    from torch import nn
+
+    class Base(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.use_cache = cfg.use_cache
+            self.cache = {}
+            self.moe_layers = []
+            self.num_moe_layers = 2
+            self.scale = 2
+
+        def forward(self, x):
+            if self.use_cache:
+                self._remember(x)
+            return x * self.scale
+
+        def _remember(self, x):
+            self.cache[x] = x
+
+        def set_eplb_state(self, state):
+            return [layer(state) for layer in self.moe_layers]
+
+    class Child(Base):
+        def __init__(self, cfg):
+            nn.Module.__init__(self)
+            self.use_cache = cfg.use_cache
+            self.num_moe_layers = 2
+""")
+
+
+def test_each_finding_says_what_makes_it_happen(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(SOURCE)
+    result = audit([str(tmp_path)], cache=Cache(None, False))
+    said = {f.attribute: (f.severity, f.condition) for f in result.findings}
+    assert said == {
+        "scale": ("error", None),
+        "cache": ("warning", "when self.use_cache"),  # the test in forward, not in _remember
+        "moe_layers": ("warning", "with EPLB (--enable-eplb)"),
+    }
+    text = grouped(result)
+    assert "(from forward, when self.use_cache)" in text
+    assert "(from set_eplb_state, with EPLB (--enable-eplb))" in text
+    (cache,) = [f for f in result.findings if f.attribute == "cache"]
+    assert cache.message.endswith("AttributeError if that read is reached (when self.use_cache)")
+    assert cache.to_json()["condition"] == "when self.use_cache"
