@@ -11,6 +11,7 @@ from vllm_sp_base._audit._built import only_a_base
 from vllm_sp_base._audit._finding import Finding, Unresolved
 from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
 from vllm_sp_base._audit._options import RuleOptions
+from vllm_sp_base._audit._outside import set_on_every_build
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
 from vllm_sp_base._audit._unresolved import unresolved_bases
@@ -114,6 +115,7 @@ class CandidateChecker:
                 if findings and self._may_be_a_base(class_name) and only_a_base(class_name, self._texts()):
                     checked.only_bases.append(str(ClassRef(name, class_name)))
                     continue  # never built on its own: its subclasses are checked
+                findings = self._not_set_from_outside(class_name, findings)
                 kept = [f for f in findings if not cls.suppresses(rule.CODE, f.attribute)]
                 checked.suppressed += len(findings) - len(kept)
                 checked.findings += kept
@@ -129,6 +131,16 @@ class CandidateChecker:
                 if isinstance(value, ModuleInfo):
                     detach_sources(value)
         return checked
+
+    def _not_set_from_outside(self, class_name: str, findings: list[Finding]) -> list[Finding]:
+        """Drop the reads after construction of attributes that every build of
+        the class assigns on the instance it built (a test double, a runner's
+        owner): nothing that runs on such an instance misses them."""
+        later = {f.attribute for f in findings if f.entry != "__init__"}
+        if not later:
+            return findings
+        outside = set_on_every_build(class_name, later, self._texts())
+        return [f for f in findings if f.entry == "__init__" or f.attribute not in outside]
 
     def _may_be_a_base(self, name: str) -> bool:
         """Whether ``name`` may be only a base: a class header names it, or it is
