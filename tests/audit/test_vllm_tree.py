@@ -89,3 +89,19 @@ def test_the_only_error_on_vllm_is_the_one_triaged_real(parse_all: AuditResult) 
     assert [(f.class_name.rsplit(".", 1)[-1], f.attribute, f.entry) for f in errors] == [
         ("EagleMistralLarge3Model", "is_fused_shared_expert_enabled", "load_weights")]
     assert [frame.method for frame in errors[0].chain] == ["DeepseekV2Model.load_weights"]
+
+
+def test_what_the_engine_never_runs_on_vllm_is_not_reported(parse_all: AuditResult) -> None:
+    # docs/vllm-0.33.0-audit.md: EPLB never drives an inner or draft model
+    # (none sets num_moe_layers), and InternS2Mobius sets use_deepstack = False,
+    # which decides every ``if self.use_deepstack:`` on the way to its reads.
+    reported = {(f.class_name.rsplit(".", 1)[-1], f.attribute) for f in parse_all.findings}
+    for attribute in ("moe_layers", "moe_mlp_layers", "num_logical_experts"):
+        assert not any(attr == attribute for _, attr in reported)
+    for attribute in ("deepstack_num_level", "multiscale_dim", "visual_dim"):
+        assert ("InternS2MobiusForConditionalGeneration", attribute) not in reported
+    # Each warning says what makes it happen.
+    warnings = [f for f in parse_all.findings if f.severity == "warning"]
+    assert warnings and all(f.condition for f in warnings)
+    pruning = [f for f in warnings if f.attribute == "video_pruning_method"]
+    assert pruning and {f.condition for f in pruning} == {"when self.is_multimodal_pruning_enabled"}

@@ -113,6 +113,11 @@ class ClassModel:
         module = self.project.module(owner.module) if isinstance(owner, ClassRef) else None
         return None if module is None else module.constants.get(name)
 
+    def label_module(self, index: int) -> str:
+        """The module ``mro[index]`` is defined in ("" for a base the source does not show)."""
+        entry = self.mro[index]
+        return entry.module if isinstance(entry, ClassRef) else ""
+
     def label(self, index: int) -> str:
         entry = self.mro[index]
         return entry.name if isinstance(entry, ClassRef) else entry.text
@@ -322,18 +327,29 @@ def decided_constants(
     for index, info in enumerate(model.infos):
         if info is None:
             continue
+        # torch's own sets under computed names fill parameters, buffers and
+        # submodules (``_load_from_state_dict``), never a flag of the model.
+        torch = model.label_module(index).split(".", 1)[0] == "torch"
         for method_name, method in info.methods.items():
             if (
                 (index, method_name) in built.executed or (index, method_name) in not_run
-                or method_name == "__init__" or not method.may_name(spelled)
+                or method_name in _NOT_AFTER_CONSTRUCTION or not method.may_name(spelled)
             ):
                 continue
             for event in method.events:
                 if type(event) is Set and event.attr in known:
                     del known[event.attr]
-                elif type(event) in (SetAny, SetEach):
+                elif type(event) in (SetAny, SetEach) and not torch:
                     return {}  # a set whose name the source does not show
     return known
+
+
+#: Methods that do not set a built instance's attributes as it runs: other
+#: ``__init__``, pickling and copying, the hook every ``self.a = v`` goes through.
+_NOT_AFTER_CONSTRUCTION = frozenset({
+    "__init__", "__new__", "__setattr__", "__delattr__", "__setstate__", "__getstate__",
+    "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__init_subclass__",
+})
 
 
 def may_skip_an_init(model: ClassModel) -> bool:
