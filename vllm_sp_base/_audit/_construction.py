@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from vllm_sp_base._audit._model import (
     FALSE_LITERALS,
+    REQUIREMENT_SEPARATOR,
+    Assert,
     Call,
     ClassInfo,
     Event,
@@ -23,6 +25,7 @@ from vllm_sp_base._audit._model import (
     Set,
     SetAny,
     SetEach,
+    excludes,
     parse_local_import,
     requirements,
 )
@@ -147,23 +150,33 @@ class Executed:
 
 
 def _joined(first: str, second: str) -> str:
-    return f"{first},{second}" if first and second else first or second
+    return f"{first}{REQUIREMENT_SEPARATOR}{second}" if first and second else first or second
 
 
-def _contradicts(requires: str, decided: dict[str, bool]) -> bool:
-    return any(decided.get(attr, truth) != truth for attr, truth in requirements(requires))
+#: What is known of the built instance: attribute (or ``a.b`` chain) -> the
+#: tests it is known to pass, as (test, literal) (see ``requirements``).
+Known = dict[str, list[tuple[str, str]]]
+
+
+def _contradicts(requires: str, decided: Known) -> bool:
+    """Whether something known of the instance fails a test the event needs."""
+    return any(
+        excludes(fact, (test, literal))
+        for attr, test, literal in requirements(requires)
+        for fact in decided.get(attr, ())
+    )
 
 
 def walk(
     model: ClassModel, start: tuple[int, Method], seen: dict[tuple[int, str], bool],
-    conditional: bool = False, decided: dict[str, bool] | None = None,
+    conditional: bool = False, decided: Known | None = None,
 ) -> Iterator[Executed]:
     """Every event ``start`` runs, in execution order, calls followed into the
     methods they run. A method is entered again only where it was entered
     before under a condition and now runs surely (``seen``: (index, name) ->
     entered under a condition), so recursion ends and the walk stays linear.
-    ``decided``: attributes whose truth is known (``decided_constants``): what
-    runs only under a test they fail is not run."""
+    ``decided``: what is known of the built instance (``decided_constants``):
+    what runs only under a test it fails is not run."""
     index, method = start
     key = (index, method.name)
     if key in seen and (not seen[key] or conditional):
@@ -242,6 +255,7 @@ class Construction:
     # attribute -> the literals its sets bind (None: a value that is no literal).
     values: dict[str, set[str | None]] = field(default_factory=dict)
     surely_set: set[str] = field(default_factory=set)  # set on no condition
+    asserted: list[tuple[str, str, str]] = field(default_factory=list)  # ``assert`` on no condition
 
     def ran_init(self, index: int) -> bool:
         return (index, "__init__") in self.executed
@@ -286,6 +300,10 @@ def construct(model: ClassModel) -> Construction:
                     event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
                     step.condition, step.requires)
             continue
+        if type(event) is Assert:
+            if not step.conditional:
+                built.asserted += requirements(event.requires)
+            continue
         if type(event) is Call:
             target = step.target
             if event.name == "__init__" and target is not None and target[1] is None:
@@ -307,23 +325,30 @@ def construct(model: ClassModel) -> Construction:
 
 def decided_constants(
     model: ClassModel, built: Construction, names: set[str], not_run: set[tuple[int, str]]
-) -> dict[str, bool]:
-    """Of ``names``, the attributes whose truth is known once the instance is
-    built: construction sets each on no condition, to literals of one truth,
-    and no other method of the class sets it (``self.enable_pdmux = False``
-    in ``__init__`` decides every ``if self.enable_pdmux:``). ``not_run``:
-    methods that never run on the instance (what only a skipped ``__init__`` runs)."""
-    known: dict[str, bool] = {}
+) -> Known:
+    """What is known of ``names`` (attributes, ``a.b`` chains) once the
+    instance is built and no other method of the class sets them (or the
+    first attribute of the chain): construction binds the attribute on no
+    condition and only to literals (``self.enable_pdmux = False`` decides
+    every ``if self.enable_pdmux:``), or asserts it on no condition (``assert
+    self.config.rank is not None``). ``not_run``: methods that never run on
+    the instance (what only a skipped ``__init__`` runs)."""
+    known: Known = {}
     for name in names:
+        facts = [(test, literal) for attr, test, literal in built.asserted if attr == name]
         values = built.values.get(name, set())
-        if built.sets_any or name not in built.surely_set or None in values:
-            continue
-        truths = {value not in FALSE_LITERALS for value in values}
-        if len(truths) == 1:
-            known[name] = truths.pop()
+        if values and not built.sets_any and name in built.surely_set and None not in values:
+            literals = {v for v in values if v is not None}
+            if len(literals) == 1:
+                facts.append(("==", literals.pop()))
+            elif len({v in FALSE_LITERALS for v in literals}) == 1:
+                facts.append(("false" if next(iter(literals)) in FALSE_LITERALS else "true", ""))
+        if facts:
+            known[name] = facts
     if not known:
         return known
-    spelled = [name.encode() for name in known]
+    roots = {name.split(".", 1)[0]: name for name in known}
+    spelled = [root.encode() for root in roots]
     for index, info in enumerate(model.infos):
         if info is None:
             continue
@@ -337,8 +362,8 @@ def decided_constants(
             ):
                 continue
             for event in method.events:
-                if type(event) is Set and event.attr in known:
-                    del known[event.attr]
+                if type(event) is Set and event.attr in roots:
+                    known = {n: f for n, f in known.items() if n.split(".", 1)[0] != event.attr}
                 elif type(event) in (SetAny, SetEach) and not torch:
                     return {}  # a set whose name the source does not show
     return known

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from vllm_sp_base._audit._construction import ClassModel, Reached, walk
+from vllm_sp_base._audit._construction import ClassModel, Known, Reached, walk
 from vllm_sp_base._audit._model import Read
 from vllm_sp_base._audit._project import ClassRef
 
@@ -25,7 +25,7 @@ def is_module(model: ClassModel) -> bool:
 
 def reach(
     model: ClassModel, wanted: set[str], entries: Sequence[str], features: Sequence[str] = (),
-    decided: dict[str, bool] | None = None,
+    decided: Known | None = None,
 ) -> dict[str, tuple[str, Reached]]:
     """For each attribute of ``wanted``, the read an entry point reaches first:
     the first reached on no condition (in entry order, then execution order),

@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vllm_sp_base._audit._model import (
+    REQUIREMENT_SEPARATOR,
+    Assert,
     Body,
     BodyDoesNotParse,
     Call,
@@ -183,17 +185,51 @@ class MethodVisitor(ast.NodeVisitor):
                 text = f"not ({text})" if " " in text else f"not {text}"
             innermost[2] = text if len(text) <= 80 else text[:77] + "..."
         needs = [r for test, truth, _ in self.tests for r in self._requirements(test, truth)]
-        return innermost[2], ",".join(needs)
+        return innermost[2], REQUIREMENT_SEPARATOR.join(needs)
 
     def _requirements(self, test: ast.expr, truth: bool) -> list[str]:
-        """What ``test`` being ``truth`` says of the instance's attributes."""
+        """What ``test`` being ``truth`` says of the instance's attributes
+        (spelled as ``requirements`` reads them)."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self._requirements(test.operand, not truth)
-        if isinstance(test, ast.Attribute) and self._is_self(test.value):
-            return [test.attr if truth else "!" + test.attr]
+        chain = self._self_chain(test)
+        if chain is not None:
+            return [chain if truth else "!" + chain]
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
             return [r for value in test.values for r in self._requirements(value, truth)]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left, op, right = test.left, test.ops[0], test.comparators[0]
+            if isinstance(left, ast.Constant):
+                left, right = right, left
+            chain = self._self_chain(left)
+            if chain is None or not (isinstance(right, ast.Constant) and type(right.value) in _LITERAL_TYPES):
+                return []
+            if isinstance(op, (ast.Is, ast.IsNot)) and right.value not in (None, True, False):
+                return []  # identity of another literal: not what == says
+            if isinstance(op, (ast.Eq, ast.Is)):
+                equal = truth
+            elif isinstance(op, (ast.NotEq, ast.IsNot)):
+                equal = not truth
+            else:
+                return []
+            return [f"{chain}{'==' if equal else '!='}{right.value!r}"]
         return []
+
+    def _self_chain(self, node: ast.expr) -> str | None:
+        """``a.b`` for ``self.a.b``: what a test reads of the instance."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        return ".".join(reversed(parts)) if parts and self._is_self(node) else None
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self.visit(node.test)
+        if node.msg is not None:
+            self._branch([node.msg])
+        needs = self._requirements(node.test, True)
+        if needs:
+            self.events.append(Assert(REQUIREMENT_SEPARATOR.join(needs), self._line(node), self.depth > 0))
 
     def _read(self, attr: str, node: ast.expr) -> None:
         if not self.catching:

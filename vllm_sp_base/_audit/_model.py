@@ -91,14 +91,65 @@ class Marker:
     line: int
 
 
-Event = Read | Set | SetEach | SetAny | Call | Marker
+@dataclass(slots=True)
+class Assert:
+    """``assert <test>``: past it, what the test says of the instance holds
+    (``requires``, spelled as ``Read.requires``)."""
+
+    requires: str
+    line: int
+    conditional: bool
 
 
-def requirements(requires: str) -> list[tuple[str, bool]]:
-    """``Read.requires`` / ``Call.requires``: the instance attributes whose truth
-    the enclosing tests need for the event to run (``if self.a:`` ... ``else``
-    of ``if self.b:``: ``"a,!b"``), as (attribute, truth) pairs."""
-    return [(r.lstrip("!"), not r.startswith("!")) for r in requires.split(",") if r]
+Event = Read | Set | SetEach | SetAny | Call | Marker | Assert
+
+
+#: How ``Read.requires`` joins its requirements (a literal's repr has no raw newline).
+REQUIREMENT_SEPARATOR = "\n"
+
+
+def requirements(requires: str) -> list[tuple[str, str, str]]:
+    """``Read.requires`` / ``Call.requires``: what the enclosing tests need of
+    the instance's attributes for the event to run, as (attribute, test,
+    literal): test ``true``/``false`` (``if self.a:``, the ``else`` of it),
+    ``==``/``!=`` against the literal's repr (``if self.kind == "full":``,
+    ``self.cache is None``). Spelled ``a``, ``!a``, ``a==<repr>``, ``a!=<repr>``."""
+    found = []
+    for requirement in requires.split(REQUIREMENT_SEPARATOR):
+        if not requirement:
+            continue
+        attr, eq, literal = requirement.partition("==")
+        if eq:
+            found.append((attr, "==", literal))
+            continue
+        attr, ne, literal = requirement.partition("!=")
+        if ne:
+            found.append((attr, "!=", literal))
+        elif requirement.startswith("!"):
+            found.append((requirement[1:], "false", ""))
+        else:
+            found.append((requirement, "true", ""))
+    return found
+
+
+def holds(test: str, literal: str, value: str) -> bool:
+    """Whether an attribute bound to the literal ``value`` passes ``test``."""
+    if test == "true":
+        return value not in FALSE_LITERALS
+    if test == "false":
+        return value in FALSE_LITERALS
+    return (value == literal) == (test == "==")
+
+
+def excludes(fact: tuple[str, str], needed: tuple[str, str]) -> bool:
+    """Whether an attribute known to pass ``fact`` (test, literal) surely fails
+    ``needed``: ``== False`` excludes ``true``; ``!= None`` excludes ``== None``."""
+    (known, known_literal), (test, literal) = fact, needed
+    if known == "==":
+        return not holds(test, literal, known_literal)
+    if test == "==":
+        return not holds(known, known_literal, literal)
+    return {known, test} == {"true", "false"}
 
 
 #: Literals that are false (``Set.value``): what ``if self.flag:`` tests.

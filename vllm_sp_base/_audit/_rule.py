@@ -286,6 +286,48 @@ class SkippedInitRead:
         """),
         Example("""
             from torch import nn
+            class Layer(nn.Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.layer_type = cfg.layer_type
+                    self.cache = cfg.cache
+                    self.linear_attn = nn.Identity()
+                    self.cache_proj = nn.Identity()
+                def forward(self, x):
+                    if self.layer_type == "linear_attention":
+                        x = self.linear_attn(x)
+                    if self.cache is not None and x:
+                        x = self.cache_proj(x)
+                    return x
+            class Draft(Layer):
+                def __init__(self):
+                    nn.Module.__init__(self)
+                    self.layer_type = "full_attention"  # decides == and is None tests too
+                    self.cache = None
+        """),
+        Example("""
+            from torch import nn
+            class Attention(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = config
+                    if config.q_lora_rank is None:
+                        self.linear_q_proj = nn.Identity()
+                    else:
+                        self.linear_q_down_proj = nn.Identity()
+                def forward(self, x):
+                    if self.config.q_lora_rank is None:
+                        return self.linear_q_proj(x)
+                    return self.linear_q_down_proj(x)
+            class Fused(Attention):
+                def __init__(self, config):
+                    nn.Module.__init__(self)
+                    self.config = config
+                    assert self.config.q_lora_rank is not None  # decides the test in forward
+                    self.linear_q_down_proj = nn.Identity()
+        """),
+        Example("""
+            from torch import nn
             class MoE(nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -587,7 +629,7 @@ class SkippedInitRead:
             or built.sets_any or needs in built.sets or needs in class_level
         ]
         reached = reach(model, missing, self.entry_points, features)
-        tested = {attr for _, read in reached.values() for attr, _ in requirements(read.requires)}
+        tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
         decided = decided_constants(model, built, tested, only_skipped) if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, self.entry_points, features, decided)

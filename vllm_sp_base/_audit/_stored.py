@@ -13,6 +13,7 @@ from typing import Any
 
 from vllm_sp_base._audit._finding import AuditResult, Finding, Frame, Unresolved
 from vllm_sp_base._audit._model import (
+    Assert,
     Body,
     Call,
     ClassInfo,
@@ -33,7 +34,7 @@ class BadEntry(Exception):
     """A cache value that is not of a shape this module writes."""
 
 
-_EVENTS: tuple[type[Any], ...] = (Read, Set, SetEach, SetAny, Call, Marker)
+_EVENTS: tuple[type[Any], ...] = (Read, Set, SetEach, SetAny, Call, Marker, Assert)
 _EVENT_TAG = {kind: tag for tag, kind in enumerate(_EVENTS)}
 _FIELDS = {kind: tuple(kind.__dataclass_fields__) for kind in _EVENTS}
 _PLAIN_TYPES: dict[str, tuple[type[Any], ...]] = {
