@@ -1,6 +1,7 @@
-"""What runs on a built instance: from the entry points a model runner calls,
-every method that ``self.m()`` / ``super().m()`` / ``X.m(self)`` dispatch
-reaches, and the first read of each attribute in question on the way.
+"""What runs on a built instance: from the entry points the engine calls
+(``_runtime``), every method that ``self.m()`` / ``super().m()`` /
+``X.m(self)`` dispatch reaches, and the first read of each attribute in
+question on the way.
 
 A method that only an overridden method calls is not reached: dispatch starts
 from the instance's class, as Python's does.
@@ -12,15 +13,6 @@ from collections.abc import Iterable, Sequence
 
 from vllm_sp_base._audit._construction import ClassModel, Known, Reached, walk
 from vllm_sp_base._audit._model import Read
-from vllm_sp_base._audit._project import ClassRef
-
-
-def is_module(model: ClassModel) -> bool:
-    """Whether the class is a torch module (``Module`` in its MRO, seen or not)."""
-    return any(
-        (entry.name if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]) == "Module"
-        for entry in model.mro
-    )
 
 
 def reach(
@@ -33,7 +25,7 @@ def reach(
     from a feature's entry point (``features``) counts as conditional; what
     runs only under a test that ``decided`` attributes fail is not reached."""
     best: dict[str, tuple[str, Reached]] = {}
-    if not wanted or not is_module(model):
+    if not wanted:
         return best
     for entry in [*entries, *features]:
         found = model.lookup(entry, 0)

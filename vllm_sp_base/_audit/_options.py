@@ -35,44 +35,20 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
 )
 
 
-@dataclass(frozen=True)
-class Feature:
-    """What turns a feature entry point on, said in the finding, and the
-    attribute the engine checks on the built model before it calls it (vLLM's
-    ``is_mixture_of_experts``: ``getattr(model, "num_moe_layers", 0) > 0``):
-    a class whose construction does not set it never gets the call."""
-
-    label: str
-    needs: str | None = None
-
-
-_EPLB = Feature("with EPLB (--enable-eplb)", needs="num_moe_layers")
-_EAGLE3 = Feature("with EAGLE-3 speculative decoding on this model")
-_MROPE = Feature("with M-RoPE positions (the model's config uses M-RoPE)")
-_ENCODER_GRAPHS = Feature("with encoder CUDA graphs")
-_PRUNING = Feature("with multimodal pruning (--video-pruning-rate > 0)")
-#: The engine's gate for each default feature entry point (vLLM's model runner
-#: and ``vllm/model_executor/models/interfaces.py``). A feature entry point not
-#: listed here is said as "with the feature that calls NAME".
-FEATURES: dict[str, Feature] = {
-    "set_eplb_state": _EPLB,
-    "update_physical_experts_metadata": _EPLB,
-    "set_aux_hidden_state_layers": _EAGLE3,
-    "get_eagle3_default_aux_hidden_state_layers": _EAGLE3,
-    "get_mrope_input_positions": _MROPE,
-    "recompute_mrope_positions": _PRUNING,  # only where pruning is on (gpu_model_runner)
-    **dict.fromkeys((
-        "get_encoder_cudagraph_config", "get_input_modality", "get_max_frames_per_video",
-        "get_encoder_cudagraph_budget_range", "get_encoder_cudagraph_item_specs",
-        "select_encoder_cudagraph_items", "postprocess_encoder_output",
-        "prepare_encoder_cudagraph_capture_inputs", "prepare_encoder_cudagraph_replay_buffers",
-        "encoder_cudagraph_forward", "encoder_eager_forward",
-    ), _ENCODER_GRAPHS),
-}
-
-
-def feature(entry: str) -> Feature:
-    return FEATURES.get(entry) or Feature(f"with the feature that calls {entry}")
+#: Plain (not torch) classes an engine builds and drives: a class with one of
+#: these names in its MRO gets those methods as entry points (called on every
+#: load). vLLM's executor drives its workers (``vllm/v1/worker/worker_base.py``),
+#: its model runner the speculative-decoding proposer every step
+#: (``vllm/v1/spec_decode/llm_base_proposer.py``). Any other plain class is
+#: checked while it is built only: what calls a test double's methods, and
+#: whether anything does, cannot be told from the class.
+DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("WorkerBase", (
+        "init_device", "load_model", "determine_available_memory", "initialize_from_config",
+        "compile_or_warm_up_model", "execute_model", "sample_tokens",
+    )),
+    ("SpecDecodeBaseProposer", ("load_model", "dummy_run", "propose")),
+)
 
 
 @dataclass(frozen=True)
@@ -83,3 +59,4 @@ class RuleOptions:
     entry_points: tuple[str, ...] = DEFAULT_ENTRY_POINTS
     show_unreachable: bool = False
     feature_entry_points: tuple[str, ...] = DEFAULT_FEATURE_ENTRY_POINTS
+    plain_entry_points: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_PLAIN_ENTRY_POINTS

@@ -20,8 +20,13 @@ from vllm_sp_base._audit._construction import (
 from vllm_sp_base._audit._dispatch import reach, unreached
 from vllm_sp_base._audit._finding import Finding, Frame
 from vllm_sp_base._audit._model import requirements
-from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS, feature
+from vllm_sp_base._audit._options import (
+    DEFAULT_ENTRY_POINTS,
+    DEFAULT_FEATURE_ENTRY_POINTS,
+    DEFAULT_PLAIN_ENTRY_POINTS,
+)
 from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
+from vllm_sp_base._audit._runtime import feature, gated, is_module, plain_entry_points
 
 
 @dataclass(frozen=True)
@@ -327,6 +332,16 @@ class SkippedInitRead:
                     self.linear_q_down_proj = nn.Identity()
         """),
         Example("""
+            class Cache:
+                def __init__(self):
+                    self.table = {}
+                def lookup(self, key):
+                    return self.table[key]
+            class Double(Cache):
+                def __init__(self):
+                    pass  # a plain class no engine drives: checked while built only
+        """),
+        Example("""
             from torch import nn
             class MoE(nn.Module):
                 def __init__(self):
@@ -582,6 +597,18 @@ class SkippedInitRead:
                     nn.Module.__init__(self)
                     self.enable_pdmux = cfg.pdmux  # a setting: the read happens when it is on
         """, (("Draft", "stream_groups", "warning"),)),
+        Example("""
+            class WorkerBase:
+                def __init__(self, config):
+                    self.model_runner = config.runner
+                def execute_model(self, batch):
+                    return self.model_runner.execute(batch)
+            class Worker(WorkerBase):
+                pass
+            class DraftWorker(Worker):
+                def __init__(self, config):
+                    self.config = config  # skips WorkerBase.__init__: the executor drives it
+        """, (("DraftWorker", "model_runner", "error"),)),
     )
 
     def __init__(
@@ -591,12 +618,14 @@ class SkippedInitRead:
         entry_points: Sequence[str] = DEFAULT_ENTRY_POINTS,
         show_unreachable: bool = False,
         feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
+        plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
     ) -> None:
         self.project = project
         self.in_scope = in_scope  # module name -> audited?
         self.entry_points = tuple(entry_points)
         self.show_unreachable = show_unreachable
         self.feature_entry_points = tuple(feature_entry_points)
+        self.plain_entry_points = tuple(plain_entry_points)
 
     def check(self, ref: ClassRef) -> list[Finding]:
         model = ClassModel(self.project, ref)
@@ -621,18 +650,18 @@ class SkippedInitRead:
             return []
         early = {a: r for a, r in built.early_reads.items() if a in candidates}
         missing = candidates - built.sets - set(early)
-        # A feature's entry point is called only on a model that passes the
-        # engine's check for it (EPLB: ``num_moe_layers`` set).
-        features = [
-            entry for entry in self.feature_entry_points
-            if (needs := feature(entry).needs) is None
-            or built.sets_any or needs in built.sets or needs in class_level
-        ]
-        reached = reach(model, missing, self.entry_points, features)
+        if is_module(model):
+            entries: Sequence[str] = self.entry_points
+            # A feature's entry point is called only on a model that passes the
+            # engine's check for it (EPLB: ``num_moe_layers`` set).
+            features = gated(self.feature_entry_points, built.sets | class_level, built.sets_any)
+        else:
+            entries, features = plain_entry_points(model, self.plain_entry_points), []
+        reached = reach(model, missing, entries, features)
         tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
         decided = decided_constants(model, built, tested, only_skipped) if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
-            reached = reach(model, missing, self.entry_points, features, decided)
+            reached = reach(model, missing, entries, features, decided)
         # Only now, for the few attributes left: it parses every method that may name them.
         asked = missing if self.show_unreachable else set(reached)
         if asked:

@@ -1,0 +1,79 @@
+"""What an engine builds and calls: the entry points of a torch module and of
+the plain classes it drives, and the check that gates each feature's entry
+points. The rule asks it which methods run on a built instance of a class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vllm_sp_base._audit._construction import ClassModel
+from vllm_sp_base._audit._project import ClassRef
+
+
+@dataclass(frozen=True)
+class Feature:
+    """What turns a feature entry point on, said in the finding, and the
+    attribute the engine checks on the built model before it calls it (vLLM's
+    ``is_mixture_of_experts``: ``getattr(model, "num_moe_layers", 0) > 0``):
+    a class whose construction does not set it never gets the call."""
+
+    label: str
+    needs: str | None = None
+
+
+_EPLB = Feature("with EPLB (--enable-eplb)", needs="num_moe_layers")
+_EAGLE3 = Feature("with EAGLE-3 speculative decoding on this model")
+_MROPE = Feature("with M-RoPE positions (the model's config uses M-RoPE)")
+_ENCODER_GRAPHS = Feature("with encoder CUDA graphs")
+_PRUNING = Feature("with multimodal pruning (--video-pruning-rate > 0)")
+#: The engine's gate for each default feature entry point (vLLM's model runner
+#: and ``vllm/model_executor/models/interfaces.py``). A feature entry point not
+#: listed here is said as "with the feature that calls NAME".
+FEATURES: dict[str, Feature] = {
+    "set_eplb_state": _EPLB,
+    "update_physical_experts_metadata": _EPLB,
+    "set_aux_hidden_state_layers": _EAGLE3,
+    "get_eagle3_default_aux_hidden_state_layers": _EAGLE3,
+    "get_mrope_input_positions": _MROPE,
+    "recompute_mrope_positions": _PRUNING,  # only where pruning is on (gpu_model_runner)
+    **dict.fromkeys((
+        "get_encoder_cudagraph_config", "get_input_modality", "get_max_frames_per_video",
+        "get_encoder_cudagraph_budget_range", "get_encoder_cudagraph_item_specs",
+        "select_encoder_cudagraph_items", "postprocess_encoder_output",
+        "prepare_encoder_cudagraph_capture_inputs", "prepare_encoder_cudagraph_replay_buffers",
+        "encoder_cudagraph_forward", "encoder_eager_forward",
+    ), _ENCODER_GRAPHS),
+}
+
+
+def feature(entry: str) -> Feature:
+    return FEATURES.get(entry) or Feature(f"with the feature that calls {entry}")
+
+
+def is_module(model: ClassModel) -> bool:
+    """Whether the class is a torch module (``Module`` in its MRO, seen or not)."""
+    return any(_name(model, index) == "Module" for index in range(len(model.mro)))
+
+
+def _name(model: ClassModel, index: int) -> str:
+    entry = model.mro[index]
+    return entry.name if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]
+
+
+def plain_entry_points(model: ClassModel, drives: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, ...]:
+    """The methods the engine calls on a plain class it drives (``drives``:
+    base class name -> its methods the engine calls), in that order."""
+    names = {_name(model, index) for index in range(len(model.mro))}
+    return tuple(dict.fromkeys(method for base, methods in drives if base in names for method in methods))
+
+
+def gated(entries: Sequence[str], sets: set[str], anything: bool) -> list[str]:
+    """The feature entry points the engine calls on an instance that has
+    ``sets`` (what construction or the class gives it; ``anything``: names
+    the source does not show) : those whose feature check it passes."""
+    return [
+        entry for entry in entries
+        if (needs := feature(entry).needs) is None or anything or needs in sets
+    ]
