@@ -56,3 +56,25 @@ def test_each_finding_says_what_makes_it_happen(tmp_path: Path) -> None:
     (cache,) = [f for f in result.findings if f.attribute == "cache"]
     assert cache.message.endswith("AttributeError if that read is reached (when self.use_cache)")
     assert cache.to_json()["condition"] == "when self.use_cache"
+
+
+def test_a_negated_test_reads_as_written(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pooler = nn.Identity()
+            def forward(self, x, get_embedding=False):
+                if not get_embedding:
+                    return x
+                else:
+                    return self.pooler(x)
+
+        class Draft(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """))
+    (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
+    assert (finding.attribute, finding.severity, finding.condition) == ("pooler", "warning", "when get_embedding")

@@ -180,10 +180,13 @@ class MethodVisitor(ast.NodeVisitor):
             return None, ""
         innermost = self.tests[-1]
         if innermost[2] is None:  # unparsed once, and only where an event sits under it
-            text = ast.unparse(innermost[0])
-            if not innermost[1]:
+            test, truth = innermost[0], innermost[1]
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, truth = test.operand, not truth  # ``else`` of ``if not x``: ``x``
+            text = ast.unparse(test)
+            if not truth:
                 text = f"not ({text})" if " " in text else f"not {text}"
-            innermost[2] = text if len(text) <= 80 else text[:77] + "..."
+            innermost[2] = text if len(text) <= _CONDITION_CHARS else text[:_CONDITION_CHARS - 3] + "..."
         needs = [r for test, truth, _ in self.tests for r in self._requirements(test, truth)]
         return innermost[2], REQUIREMENT_SEPARATOR.join(needs)
 
@@ -588,6 +591,8 @@ class MethodVisitor(ast.NodeVisitor):
         return None if imp is None else local_import(imp)
 
 
+#: How much of a test's source a finding carries (long tests are cut, marked ``...``).
+_CONDITION_CHARS = 160
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 #: What a ``Set`` records the value of: literals whose truth is known.
 _LITERAL_TYPES = (bool, type(None), int, float, str)
