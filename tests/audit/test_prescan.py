@@ -49,6 +49,13 @@ CASES = (
          (("A", ("Base", "Other"), True, False, False),)),
     Case("class A(Base):\n    def __init__(self):\n        if x:\n            super().__init__()\n",
          (("A", ("Base",), True, False, False),)),
+    # A body-level return or raise first: the parent's __init__ after it never runs.
+    Case("class A(Base):\n    def __init__(self):\n        return\n        super().__init__()\n",
+         (("A", ("Base",), True, False, False),)),
+    Case("class A(Base):\n    def __init__(self):\n        raise E\n        Base.__init__(self)\n",
+         (("A", ("Base",), True, False, False),)),
+    Case("class A(Base):\n    def __init__(self):\n        if x:\n            return\n        super().__init__()\n",
+         (("A", ("Base",), True, True, False),)),
     Case("class A(Base):\n    def __init__(self): super().__init__(); self.y = 2\n",
          (("A", ("Base",), True, True, True),)),
     Case("class A(Base):\n    def __init__(self):\n        setattr(self, 'x', 1)\n",

@@ -58,6 +58,17 @@ class ClassModel:
             project.class_info(e) if isinstance(e, ClassRef) else None for e in self.mro
         ]
         self._index = {entry: i for i, entry in enumerate(self.mro)}
+        self._properties: frozenset[str] | None = None
+
+    @property
+    def properties(self) -> frozenset[str]:
+        """Names some class of the MRO defines as a property: reading one runs code."""
+        if self._properties is None:
+            self._properties = frozenset(
+                name for info in self.infos if info is not None
+                for name, method in info.methods.items() if method.is_property
+            )
+        return self._properties
 
     def lookup(self, name: str, start: int = 0) -> Found | None:
         """What ``name`` finds from ``mro[start]`` on; None where no class defines it."""
@@ -201,6 +212,18 @@ def walk(
             requires, condition = needs, why
         if type(event) is not Call:
             yield Executed(event, index, method, chain, not surely, caught, None, condition, requires)
+            if type(event) is Read and event.attr in model.properties:
+                # Reading a property runs its getter, as a call would.
+                getter = model.lookup(event.attr, 0)
+                runs = getter[1] if getter is not None else None
+                if getter is not None and runs is not None and runs.is_property:
+                    key = (getter[0], runs.name)
+                    if not (key in seen and (not seen[key] or not surely)):
+                        seen[key] = not surely
+                        stack.append((
+                            getter[0], runs, iter(runs.events), (*chain, Step(index, method.name, event.line)),
+                            not surely, caught, condition, requires,
+                        ))
             continue
         found = model.target(index, event)
         yield Executed(event, index, method, chain, not surely, caught, found, condition, requires)

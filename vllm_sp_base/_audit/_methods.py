@@ -129,8 +129,18 @@ class MethodVisitor(ast.NodeVisitor):
                 for item in value:
                     if isinstance(item, ast.AST):
                         self.visit(item)
+                        if type(item) in _ENDS_BLOCK:
+                            break  # what follows in the block never runs
             elif isinstance(value, ast.AST):
                 self.visit(value)
+
+    def visit_block(self, statements: Sequence[ast.AST]) -> None:
+        """Statements in order, up to one that ends the block (``return``,
+        ``raise``, ``break``, ``continue``): the rest never runs."""
+        for stmt in statements:
+            self.visit(stmt)
+            if type(stmt) in _ENDS_BLOCK:
+                return
 
     def __init__(self, method: Method, self_name: str, class_name: str, line_offset: int = 0) -> None:
         # The list itself: ``method.events`` would parse a cut body.
@@ -168,8 +178,7 @@ class MethodVisitor(ast.NodeVisitor):
         self.depth += 1
         if test is not None:
             self.tests.append([test, truth, None])
-        for node in nodes:
-            self.visit(node)
+        self.visit_block(nodes)
         if test is not None:
             self.tests.pop()
         self.depth -= 1
@@ -306,12 +315,10 @@ class MethodVisitor(ast.NodeVisitor):
         # read in it may be caught; handlers and else may not run.
         catches = any(_swallows_attribute_error(h) for h in node.handlers)
         self.catching += catches
-        for stmt in node.body:
-            self.visit(stmt)
+        self.visit_block(node.body)
         self.catching -= catches
         self._branch([*node.handlers, *node.orelse])
-        for stmt in node.finalbody:
-            self.visit(stmt)
+        self.visit_block(node.finalbody)
 
     visit_TryStar = visit_Try
 
@@ -370,8 +377,7 @@ class MethodVisitor(ast.NodeVisitor):
         for item in [*node.decorator_list, *node.bases, *node.keywords]:
             self.visit(item)
         saved = dict(self.local_functions)
-        for stmt in node.body:
-            self.visit(stmt)
+        self.visit_block(node.body)
         self.local_functions = saved
 
     def _inline(self, name: str, node: ast.Call) -> None:
@@ -391,8 +397,7 @@ class MethodVisitor(ast.NodeVisitor):
         if isinstance(function, ast.Lambda):
             self.visit(function.body)
         else:
-            for stmt in function.body:
-                self.visit(stmt)
+            self.visit_block(function.body)
         self.inlining.discard(name)
 
     def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
@@ -594,6 +599,8 @@ class MethodVisitor(ast.NodeVisitor):
 #: How much of a test's source a finding carries (long tests are cut, marked ``...``).
 _CONDITION_CHARS = 160
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+#: Statements after which nothing in their block runs.
+_ENDS_BLOCK = frozenset({ast.Return, ast.Raise, ast.Break, ast.Continue})
 #: What a ``Set`` records the value of: literals whose truth is known.
 _LITERAL_TYPES = (bool, type(None), int, float, str)
 #: ``self.register_buffer("a", t)`` and the like: torch's ``nn.Module`` makes
@@ -635,6 +642,5 @@ def summarize_body(method: Method, body: Body) -> None:
         )
         line_offset = 0
     visitor = MethodVisitor(method, body.self_name, body.class_name, line_offset)
-    for stmt in statements:
-        visitor.visit(stmt)
+    visitor.visit_block(statements)
     visitor.finish()

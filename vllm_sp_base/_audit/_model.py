@@ -209,13 +209,14 @@ class Method:
     A method summarised from a cut module (see ``lexer/bodies.c``) holds its
     ``Body`` and is parsed the first time its events are asked for."""
 
-    __slots__ = ("_body", "_events", "line", "name")
+    __slots__ = ("_body", "_events", "is_property", "line", "name")
 
-    def __init__(self, name: str, line: int, body: Body | None = None) -> None:
+    def __init__(self, name: str, line: int, body: Body | None = None, is_property: bool = False) -> None:
         self.name = name
         self.line = line
         self._events: list[Event] = []
         self._body = body
+        self.is_property = is_property  # ``@property``: reading ``self.name`` runs it
 
     def _loaded(self) -> Method:
         if self._body is not None:
@@ -266,7 +267,8 @@ class Method:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Method):
             return NotImplemented
-        return (self.name, self.line, self.events) == (other.name, other.line, other.events)
+        return (self.name, self.line, self.is_property, self.events) == (
+            other.name, other.line, other.is_property, other.events)
 
     __hash__ = None  # type: ignore[assignment]
 

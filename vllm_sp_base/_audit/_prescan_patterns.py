@@ -139,7 +139,9 @@ def _scan_init(text: bytes, match: re.Match[bytes], indent: int, cls: ClassScan)
     if first is None:
         return
     body_indent = len(first.group(1))
-    position = body.find(b"__init__")
+    # A body-level ``return`` or ``raise`` ends the body: a call after it never runs.
+    ends = next((m.start() for m in _ENDS_BODY.finditer(body) if len(m.group(1)) == body_indent), len(body))
+    position = body.find(b"__init__", 0, ends)
     while position >= 0 and not cls.init_chains:
         begin = body.rfind(b"\n", 0, position) + 1
         stop = body.find(b"\n", position)
@@ -147,7 +149,10 @@ def _scan_init(text: bytes, match: re.Match[bytes], indent: int, cls: ClassScan)
         stripped = line.lstrip()
         if len(line) - len(stripped) == body_indent and _chains(stripped, cls):
             cls.init_chains = True
-        position = body.find(b"__init__", position + 8)
+        position = body.find(b"__init__", position + 8, ends)
+
+
+_ENDS_BODY = re.compile(rb"^([ \t]*)(?:return|raise)\b", re.MULTILINE)
 
 
 def _chains(statement: bytes, cls: ClassScan) -> bool:

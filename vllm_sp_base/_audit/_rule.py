@@ -609,6 +609,35 @@ class SkippedInitRead:
                 def __init__(self, config):
                     self.config = config  # skips WorkerBase.__init__: the executor drives it
         """, (("DraftWorker", "model_runner", "error"),)),
+        Example("""
+            from torch import nn
+            class Scaled(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self._scale = 2
+                @property
+                def scale(self):  # reading self.scale runs this
+                    return self._scale
+                def forward(self, x):
+                    return x * self.scale
+            class Child(Scaled):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        """, (("Child", "_scale", "error"),)),
+        Example("""
+            from torch import nn
+            class Base(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.y = 1
+                def forward(self):
+                    return self.y
+            class Early(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+                    return
+                    super().__init__()  # never runs
+        """, (("Early", "y", "error"),)),
     )
 
     def __init__(

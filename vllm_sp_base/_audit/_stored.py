@@ -152,16 +152,16 @@ def _method(method: Method) -> tuple[Any, ...]:
     body = method._body
     if body is not None:
         where = (body.start, body.end, body.first_line, body.non_ascii, body.self_name, body.class_name)
-        return (method.name, method.line, where, None)
+        return (method.name, method.line, method.is_property, where, None)
     events = [(_EVENT_TAG[type(e)], *(getattr(e, f) for f in _FIELDS[type(e)])) for e in method._events]
-    return (method.name, method.line, None, events)
+    return (method.name, method.line, method.is_property, None, events)
 
 
 def _method_from(plain: Any) -> Method:
-    name, line, where, events = plain
+    name, line, is_property, where, events = plain
     if where is not None:
-        return Method(_str(name), _int(line), Body("", b"", *_typed(where, _BODY_TYPES)))
-    method = Method(_str(name), _int(line))
+        return Method(_str(name), _int(line), Body("", b"", *_typed(where, _BODY_TYPES)), _bool(is_property))
+    method = Method(_str(name), _int(line), is_property=_bool(is_property))
     method._events = [_event_from(e) for e in _each(events, list)]
     return method
 

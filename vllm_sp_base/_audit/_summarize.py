@@ -39,21 +39,25 @@ class _Module:
 
 
 def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, module: _Module) -> Method | None:
+    """The method ``node`` defines on instances; None for a static or class
+    method, and for a property's setter or deleter (the getter is what a read runs)."""
+    is_property = False
     for decorator in node.decorator_list:
-        if dotted(decorator) in ("staticmethod", "classmethod"):
+        name = dotted(decorator) or ""
+        if name in ("staticmethod", "classmethod") or name.endswith((".setter", ".deleter")):
             return None
+        is_property |= name.rsplit(".", 1)[-1] in ("property", "cached_property")
     args = node.args.posonlyargs + node.args.args
     cut = module.cuts.get((node.lineno, node.col_offset)) if module.cuts else None
     if cut is not None and args:
         start, end, first_line, non_ascii = cut
         body = Body(module.path, module.source, start, end, first_line, bool(non_ascii), args[0].arg, class_name)
-        return Method(node.name, node.lineno, body)
-    method = Method(node.name, node.lineno)
+        return Method(node.name, node.lineno, body, is_property)
+    method = Method(node.name, node.lineno, is_property=is_property)
     if not args:
         return method
     visitor = MethodVisitor(method, args[0].arg, class_name)
-    for stmt in node.body:
-        visitor.visit(stmt)
+    visitor.visit_block(node.body)
     visitor.finish()
     return method
 

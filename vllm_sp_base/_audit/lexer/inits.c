@@ -104,6 +104,7 @@ void start_init(const unsigned char *s, const Line *line, Py_ssize_t name_stop,
     init->def_indent = line->indent;
     init->body_indent = -1;
     init->chains = 0;
+    init->ended = 0;
     init->sets = 1; /* until its first parameter is known */
     init->self_start = init->self_end = 0;
     Py_ssize_t open = lex_skip_space(s, name_stop, line->end);
@@ -125,9 +126,14 @@ void start_init(const unsigned char *s, const Line *line, Py_ssize_t name_stop,
 
 void read_init_line(const unsigned char *s, const Line *line, Found *found, Init *init) {
     if (init->body_indent < 0) init->body_indent = line->indent;
-    if (line->indent == init->body_indent && !init->chains)
-        init->chains = chains(s, line->start, line->end, &found->classes[init->class_index],
-                              init->self_start, init->self_end);
+    if (line->indent == init->body_indent && !init->chains && !init->ended) {
+        Py_ssize_t word_end = lex_name_end(s, line->start, line->end);
+        if (lex_is_name(s, line->start, word_end, "return") || lex_is_name(s, line->start, word_end, "raise"))
+            init->ended = 1;
+        else
+            init->chains = chains(s, line->start, line->end, &found->classes[init->class_index],
+                                  init->self_start, init->self_end);
+    }
     if (!init->sets)
         init->sets = touches_self(s, line->start, line->end, init->self_start, init->self_end);
 }

@@ -31,6 +31,7 @@ typedef struct {
     long def_indent, body_indent;
     Py_ssize_t self_start, self_end;
     int chains, sets;
+    int ended; /* a body-level `return` or `raise` came first: what follows never runs */
 } Init;
 
 /* Lex the module into `found` (no Python object touched: it runs without the
