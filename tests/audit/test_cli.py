@@ -61,7 +61,7 @@ def test_grouped_output_is_a_header_a_class_and_a_line_an_attribute(
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vllm_sp_base._audit._cli import _colour
+    from vllm_sp_base._audit._command import _colour
 
     class Terminal:
         def isatty(self) -> bool:
@@ -74,14 +74,21 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.M
     assert not _colour(Terminal())
 
 
-def test_github_annotations_and_statistics(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "--output-format", "github", "--statistics", str(TREE / "app" / "models"))
-    annotations = [l for l in out.splitlines() if l.startswith("::")]
+def test_github_annotations_and_statistics_instead_of_the_listing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(capsys, "--output-format", "github", str(TREE / "app" / "models"))
+    annotations = out.splitlines()
     assert code == 1 and annotations
     assert all(l.startswith(("::error file=", "::warning file=", "::notice file=")) for l in annotations)
     assert all(",line=" in l and "::" in l[2:] for l in annotations)
-    statistics = [l for l in out.splitlines() if not l.startswith("::")]
-    assert statistics and all("__init__ skipped:" in l for l in statistics)
+    # --statistics replaces the listing, as ruff's does: one line a skipped __init__.
+    code, out, _ = _run(capsys, "--statistics", str(TREE / "app" / "models"))
+    statistics = out.splitlines()
+    assert code == 1 and statistics and all("__init__ skipped:" in l for l in statistics)
+    counts = json.loads(_run(capsys, "--statistics", "--format", "json", str(TREE / "app" / "models"))[1])
+    assert [c["findings"] for c in counts] == [int(l.split()[0]) for l in statistics]
+    assert sum(c["findings"] for c in counts) == len(annotations)
 
 
 UNRESOLVED = """\
@@ -519,3 +526,42 @@ def test_a_second_copy_of_a_module_is_said_not_audited_as_the_first(
     shadowed = {Path(d["path"]).relative_to(tmp_path).as_posix() for d in data["diagnostics"]}
     assert "two/pkg/model.py" in shadowed and all(p.startswith("two/") for p in shadowed) and code == 1
     assert all("is first found at" in d["message"] for d in data["diagnostics"])
+
+
+def test_the_adoption_path_passes_ci_baseline_with_unresolved_bases_exit_zero_and_config(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pre-commit case of the README: a finding and an unresolved base today.
+    (tmp_path / "model.py").write_text(UNRESOLVED)
+    _package(tmp_path / "pkg")
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, ".")[0] == 1
+    code, _, err = _run(capsys, ".", "--write-baseline", "baseline.json")
+    assert code == 0 and "wrote 1 finding and 1 unresolved base to baseline.json" in err
+    assert json.loads((tmp_path / "baseline.json").read_text())["fingerprints"] == [
+        "SPB001:pkg.model.Model:flag", "unresolved:model.Dots3NoteModel:DeepseekV2Model"]
+    code, out, err = _run(capsys, ".", "--baseline", "baseline.json")
+    assert (code, out) == (0, "") and "unresolved" not in err, err
+    # A new skipping class on the same unresolved base is new: it fails.
+    (tmp_path / "more.py").write_text(UNRESOLVED.replace("Dots3NoteModel", "Dots4Model"))
+    code, _, err = _run(capsys, ".", "--baseline", "baseline.json")
+    assert code == 1 and "unresolved base DeepseekV2Model" in err and "Dots4Model" in err
+    # --exit-zero: reported, never failing (bad input still exits 2).
+    code, out, err = _run(capsys, ".", "--exit-zero")
+    assert code == 0 and "Model skips Base.__init__" in out and "unresolved base" in err
+    assert _run(capsys, "/no/such", "--exit-zero")[0] == 2
+    # fail-on and output-format kept with the project; the command line wins.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-sp-base]\nfail-on = ["error"]\noutput-format = "concise"\n')
+    code, out, _ = _run(capsys, "pkg")
+    assert code == 1 and out.startswith("pkg/model.py:3:1: SPB001 [error] Model: self.flag read at")
+    code, out, _ = _run(capsys, "model.py")
+    assert (code, out) == (0, "")  # an unresolved base alone does not fail: fail-on = ["error"]
+    assert _run(capsys, "model.py", "--fail-on", "unresolved")[0] == 1
+    assert json.loads(_run(capsys, "pkg", "--format", "json")[1])["findings"]
+    for bad, needle in (('fail-on = ["errors"]', "fail-on: choose from error, warning"),
+                        ('output-format = "xml"', "output-format: 'xml': choose from grouped"),
+                        ('fail-on = "error"', "fail-on must be a list")):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.vllm-sp-base]\n{bad}\n")
+        code, _, err = _run(capsys, "pkg")
+        assert code == 2 and needle in err and err.count("\n") == 1, err

@@ -45,10 +45,16 @@ def module_name(path: str, root: str) -> str:
     return ".".join(parts)
 
 
-def excluded(name: str, relative: str, patterns: Sequence[str]) -> bool:
-    """A glob matches an entry's name, or (with a ``/``) its path relative to
-    the given directory: ``build``, ``*.egg-info``, ``tests/fixtures/*``."""
-    return any(fnmatchcase(relative if "/" in p else name, p.strip("/")) for p in patterns)
+def excluded(name: str, relative: str, patterns: Sequence[str], path: str = "") -> bool:
+    """A glob matches an entry's name, or (with a ``/``) its path: an absolute
+    glob (anchored at a config file's folder or the current directory) its
+    absolute ``path``, another its path relative to the given directory:
+    ``build``, ``*.egg-info``, ``/project/tests/fixtures/*``."""
+    return any(
+        fnmatchcase(path, p.rstrip("/")) if os.path.isabs(p)
+        else fnmatchcase(relative if "/" in p else name, p.strip("/"))
+        for p in patterns
+    )
 
 
 def _module_of(path: str, root: str, found: Discovered) -> str:
@@ -111,7 +117,7 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
                 found.problems.append((entry.path, f"cannot follow: {error.strerror or error}"))
                 continue
             relative = entry.path[len(top) + 1 :].replace(os.sep, "/")
-            if entry.name.startswith(".") or excluded(entry.name, relative, exclude):
+            if entry.name.startswith(".") or excluded(entry.name, relative, exclude, entry.path):
                 continue
             if is_dir:
                 subdirs.append(entry.path)
