@@ -565,3 +565,49 @@ def test_the_adoption_path_passes_ci_baseline_with_unresolved_bases_exit_zero_an
         (tmp_path / "pyproject.toml").write_text(f"[tool.vllm-sp-base]\n{bad}\n")
         code, _, err = _run(capsys, "pkg")
         assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_config_is_found_from_the_audited_path_and_anchored_at_its_folder_as_ruff_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    _package(project / "pkg")
+    _package(project / "vendored" / "pkg2")
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-sp-base]\nextend-exclude = ["vendored/*"]\noutput-format = "concise"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # `audit /path/to/proj` from elsewhere reads the project's config
+    code, out, _ = _run(capsys, str(project))
+    assert code == 1 and out.count("SPB001 [error]") == 1 and "vendored" not in out
+    monkeypatch.chdir(project / "vendored")  # `audit .` from a subfolder: the glob still matches
+    assert _run(capsys, ".") == (0, "", "vllm-sp-base audit: warning: No Python files found under .\n"
+                                        "No errors or warnings; 0 files audited.\n")
+    assert _run(capsys, "--isolated", ".")[0] == 1  # no config: vendored/ is audited
+    code, out, _ = _run(capsys, "--show-settings", ".")
+    assert code == 0 and f"config: {project / 'pyproject.toml'}" in out and "output-format: concise" in out
+    other = tmp_path / "other.toml"
+    other.write_text('[tool.vllm-sp-base]\noutput-format = "full"\n')
+    assert "output-format: full" in _run(capsys, "--show-settings", "--config", str(other), ".")[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[tool.vllm-sp-base\n", "not valid TOML"),
+        ("[tool.vllm_sp_base]\nentry-points = [\"forward\"]\n", "[tool.vllm_sp_base] is not read: the table is [tool.vllm-sp-base]"),
+        ("[tool.vllm-sp-base.lint]\nexclude = [\"x\"]\n", "[tool.vllm-sp-base.lint] is not read"),
+        ("[tool.vllm-sp-base]\nentry-points = []\n", "entry-points = [] leaves no entry point"),
+        ("[tool.vllm-sp-base]\nentry-point = [\"generate\"]\n", "unknown key(s): entry-point (did you mean entry-points?)"),
+    ],
+)
+def test_a_config_that_would_be_silently_ignored_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, needle: str
+) -> None:
+    _package(tmp_path / "pkg")
+    (tmp_path / "pyproject.toml").write_text(text)
+    code, out, err = _run(capsys, str(tmp_path / "pkg"))
+    assert (code, out) == (2, "") and needle in err and err.count("\n") == 1, err
+    # The quoted spelling is the same TOML table: read, not refused.
+    (tmp_path / "pyproject.toml").write_text('[tool."vllm-sp-base"]\noutput-format = "concise"\n')
+    assert "SPB001 [error]" in _run(capsys, str(tmp_path / "pkg"))[1]
