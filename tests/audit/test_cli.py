@@ -611,3 +611,65 @@ def test_a_config_that_would_be_silently_ignored_is_said(
     # The quoted spelling is the same TOML table: read, not refused.
     (tmp_path / "pyproject.toml").write_text('[tool."vllm-sp-base"]\noutput-format = "concise"\n')
     assert "SPB001 [error]" in _run(capsys, str(tmp_path / "pkg"))[1]
+
+
+_THREE = """\
+from torch import nn
+
+
+class Base(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.use_sequence_parallel = cfg.sp
+        self.language_model = nn.Linear(8, 8)
+        self.scale = 1.0
+        self.hidden = cfg.hidden
+
+    def forward(self, x):
+        x = x * self.scale + self.hidden
+        return self.language_model if self.use_sequence_parallel else x
+
+
+class Skips(Base):
+    def __init__(self, cfg):
+        nn.Module.__init__(self)
+
+
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.norm
+
+
+class SkipsOther(Other):
+    def __init__(self):
+        nn.Module.__init__(self)
+"""
+
+
+def test_output_reads_in_one_screen_short_paths_one_fix_line_naming_every_attribute(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "site" / "pkg").mkdir(parents=True)
+    (tmp_path / "site" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "site" / "pkg" / "models.py").write_text(_THREE)
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # the audited package lies outside the working directory
+    code, out, _ = _run(capsys, str(tmp_path / "site" / "pkg"))
+    assert code == 1 and str(tmp_path) not in out  # the module's path under its import root
+    headers = [l for l in out.splitlines() if not l.startswith("  ")]
+    assert headers == ["pkg/models.py:17:1: Skips skips Base.__init__ (pkg/models.py)",
+                       "pkg/models.py:31:1: SkipsOther skips Other.__init__ (pkg/models.py)"]
+    fixes = [l for l in out.splitlines() if l.startswith("  fix: ")]
+    assert fixes == [
+        "  fix: call Base.__init__ from Skips.__init__, or set self.hidden, self.language_model, "
+        "self.scale, self.use_sequence_parallel there; for use_sequence_parallel: inherit "
+        "vllm_sp_base.SequenceParallelDefaults; a class-level default also does for scale (set to a constant)",
+        "  fix: call Other.__init__ from SkipsOther.__init__, or set self.norm there",
+    ]
+    # With the working directory above it, relative to the working directory.
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, "site")[1].startswith("site/pkg/models.py:17:1: Skips skips Base.__init__")

@@ -48,14 +48,15 @@ def fix_hint(found: list[Finding]) -> str:
     if flags:
         hint += f"; for {' and '.join(flags)}: inherit vllm_sp_base.SequenceParallelDefaults"
     if plain:
-        hint += f"; a class-level default also does for {', '.join(plain)} (a plain value)"
+        hint += f"; a class-level default also does for {', '.join(plain)} (set to a constant)"
     return hint
 
 
 def plain_value(finding: Finding) -> bool:
-    """Whether the skipped ``__init__`` sets the attribute to a plain value (a
-    constant, a name, an attribute of one, arithmetic of those), read from its
-    line: a class-level default fits those, not a module it builds."""
+    """Whether the skipped ``__init__`` sets the attribute to a constant
+    (``False``, ``None``, ``0``, a tuple of them), read from its line: a
+    class-level default fits that, not a value taken from the config or a
+    module it builds (a default there would hide the crash, not fix it)."""
     import ast
     import linecache
 
@@ -68,9 +69,8 @@ def plain_value(finding: Finding) -> bool:
     if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
         return False
     value = statement.value
-    plain = (ast.Constant, ast.Name, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.BoolOp,
-             ast.Compare, ast.Tuple, ast.Load, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
-    return all(isinstance(node, plain) for node in ast.walk(value))
+    constant = (ast.Constant, ast.UnaryOp, ast.USub, ast.Not, ast.Tuple, ast.Load)
+    return all(isinstance(node, constant) for node in ast.walk(value))
 
 
 def grouped(result: AuditResult, colour: bool = False) -> str:
@@ -97,11 +97,25 @@ def grouped(result: AuditResult, colour: bool = False) -> str:
         for f in found:
             owner, _, method = f.method.rpartition(".")
             where = f"{_short(owner)}.{method} at {display(f.read_path)}:{f.read_line}"
-            when = "while built" if f.entry == "__init__" else (f"from {f.entry}" if f.entry else "unreached")
             lines.append(f"  {paint(f.severity, f'{f.severity:<7}')} {f'self.{f.attribute}':<{width}} "
-                         f"{where} ({when}){f.via}")
+                         f"{where} ({_route(f)})")
         lines.append(paint("dim", f"  fix: {fix_hint(found)}"))
     return "\n".join(lines)
+
+
+def _route(f: Finding) -> str:
+    """How the read is reached, each class named once: ``from Draft.forward ->
+    Target.forward -> project``."""
+    start = "while built" if f.entry == "__init__" else (f"from {f.entry}" if f.entry else "unreached")
+    if len(f.chain) < 2:
+        return start
+    steps, previous = [], ""
+    for frame in f.chain:
+        owner, _, method = frame.method.rpartition(".")
+        steps.append(method if owner == previous else frame.method)
+        previous = owner
+    return f"{'while built' if f.entry == '__init__' else 'from'} {' -> '.join(steps)}".replace(
+        "while built ", "while built: ")
 
 
 def full(result: AuditResult) -> str:
