@@ -673,3 +673,49 @@ def test_output_reads_in_one_screen_short_paths_one_fix_line_naming_every_attrib
     # With the working directory above it, relative to the working directory.
     monkeypatch.chdir(tmp_path)
     assert _run(capsys, "site")[1].startswith("site/pkg/models.py:17:1: Skips skips Base.__init__")
+
+
+def test_messages_say_what_to_do_next(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import venv
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(UNRESOLVED)
+    # A missing module points at --python; the summary counts the classes it hides.
+    code, out, err = _run(capsys, "model.py")
+    assert code == 1 and out == ""
+    assert "hint: a module not found is not installed where the audit runs: --python" in err
+    assert err.splitlines()[-1] == ("No errors or warnings; 1 file audited; 1 class with a custom "
+                                    "__init__ not checked: 1 base could not be resolved.")
+    # An empty folder, and a file that is no Python source: said, not "audited".
+    (tmp_path / "empty").mkdir()
+    code, out, err = _run(capsys, "empty")
+    assert (code, out) == (0, "") and "warning: No Python files found under empty" in err
+    (tmp_path / "README.md").write_text("# not Python\n")
+    code, out, err = _run(capsys, "README.md")
+    assert (code, out) == (0, "") and "README.md: not a Python file" in err and "0 files audited" in err
+    (tmp_path / "tool").write_text("#!/usr/bin/env python3\nclass A:\n    pass\n")
+    assert "1 file audited" in _run(capsys, "tool")[2]  # a script named by its #! line is read
+    # A baseline entry of a module this run left out is not called fixed.
+    _package(tmp_path / "pkg")
+    assert _run(capsys, "pkg", "--write-baseline", "b.json")[0] == 0
+    code, _, err = _run(capsys, "pkg", "--baseline", "b.json", "--extend-exclude", "pkg/model.py")
+    assert code == 0 and "1 entry of modules this run did not audit (excluded, or outside the paths " \
+                         "given), kept: SPB001:pkg.model.Model:flag" in err and "fixed" not in err
+    (tmp_path / "pkg" / "model.py").unlink()
+    code, _, err = _run(capsys, "pkg", "--baseline", "b.json")
+    assert "1 entry no finding matches any more (fixed, or the class renamed)" in err
+    # No PATH with --python: that environment's vLLM, not this one's.
+    env = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False).create(env)
+    (site,) = env.glob("lib/python*/site-packages")
+    _package(site / "vllm")
+    model = site / "vllm" / "model.py"
+    model.write_text(model.read_text().replace("from pkg.base", "from vllm.base"))
+    code, out, _ = _run(capsys, "--python", str(env / "bin" / "python"), "--format", "json")
+    assert code == 1 and [f["class"] for f in json.loads(out)["findings"]] == ["vllm.model.Model"]
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False).create(bare)
+    code, _, err = _run(capsys, "--python", str(bare / "bin" / "python"))
+    assert code == 2 and "vLLM is not installed in the environment of --python" in err
