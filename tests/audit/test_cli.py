@@ -719,3 +719,63 @@ def test_messages_say_what_to_do_next(
     venv.EnvBuilder(with_pip=False).create(bare)
     code, _, err = _run(capsys, "--python", str(bare / "bin" / "python"))
     assert code == 2 and "vLLM is not installed in the environment of --python" in err
+
+
+_SUPPRESSED = NOQA[:NOQA.index("class Header(")] + """\
+class OneAttribute(Base):  # vllm-sp-base: ignore[a]
+    def __init__(self):
+        nn.Module.__init__(self)
+
+
+class Skipper(Base):  # noqa: SPB001
+    def __init__(self):
+        nn.Module.__init__(self)
+
+
+class Leaf(Skipper):
+    def forward(self):
+        return super().forward()
+
+
+class Unused(Base):  # vllm-sp-base: ignore[c]
+    def __init__(self):
+        super().__init__()
+"""
+
+
+@pytest.mark.parametrize("parse_all", [False, True])
+def test_suppressions_other_linters_accept_and_a_noqa_on_the_skipping_class(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parse_all: bool
+) -> None:
+    (tmp_path / "m.py").write_text(_SUPPRESSED)
+    flags = ["--parse-all"] if parse_all else []
+    data = json.loads(_run(capsys, *flags, "--format", "json", str(tmp_path))[1])
+    # OneAttribute: only b; Skipper's noqa hides its own findings and Leaf's (the fix is in Skipper).
+    assert [(f["class"], f["attribute"]) for f in data["findings"]] == [("m.OneAttribute", "b")]
+    # Skipper is only ever a base (checked through Leaf): OneAttribute a; Leaf a, b.
+    assert data["suppressed"] == 3 and data["only_bases"] == ["m.Skipper"]
+    assert [u["line"] for u in data["unused_noqa"]] == [29]  # ignore[c] hides nothing
+    # ruff reads these comments without "Invalid # noqa directive" (SPB001[attr] has it).
+    ruff = Path(sys.executable).with_name("ruff")
+    if ruff.exists():
+        for text, invalid in ((_SUPPRESSED, False), ("x = 1  # noqa: SPB001[a]\n", True)):
+            (tmp_path / "m.py").write_text(text)
+            done = subprocess.run([str(ruff), "check", "--isolated", "--select", "F,RUF100", "--config",
+                                   'lint.external = ["SPB001"]', str(tmp_path / "m.py")],
+                                  capture_output=True, text=True, check=False)
+            assert ("Invalid `# noqa` directive" in done.stderr) is invalid, done.stderr
+            assert done.returncode == 0, done.stdout
+
+
+def test_an_ignore_comment_added_or_edited_is_seen_through_the_cache(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "src").mkdir()
+    model = tmp_path / "src" / "m.py"
+    model.write_text(_SUPPRESSED)
+    argv = ["audit", "--cache-dir", str(tmp_path / "cache"), "--format", "json", str(tmp_path / "src")]
+    main(argv)
+    assert len(json.loads(capsys.readouterr().out)["findings"]) == 1
+    model.write_text(_SUPPRESSED.replace("ignore[a]", "ignore[a, b]"))
+    main(argv)
+    assert json.loads(capsys.readouterr().out)["findings"] == []
