@@ -23,12 +23,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+#: Options ruff and mypy users reach for that mean nothing here, and why.
+_NOT_HERE = {
+    "--select": "there is one rule, SPB001: --fail-on chooses what fails the run",
+    "--ignore": "there is one rule, SPB001: suppress with noqa, an ignore comment or a baseline",
+    "--extend-select": "there is one rule, SPB001: --fail-on chooses what fails the run",
+    "--fix": "no fix is applied: which of the fix line's choices is right needs a person",
+}
+
+
 def _did_you_mean(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
     """``unrecognized arguments: --base x (did you mean --baseline?)``."""
     import difflib
 
     options = [o for action in parser._actions for o in action.option_strings]
     for word in unknown:
+        if word.split("=", 1)[0] in _NOT_HERE and parser.prog.endswith(" audit"):
+            return f" ({_NOT_HERE[word.split('=', 1)[0]]})"
         if word.startswith("-"):
             close = difflib.get_close_matches(word.split("=", 1)[0], options, n=2, cutoff=0.6)
             if close:

@@ -779,3 +779,26 @@ def test_an_ignore_comment_added_or_edited_is_seen_through_the_cache(
     model.write_text(_SUPPRESSED.replace("ignore[a]", "ignore[a, b]"))
     main(argv)
     assert json.loads(capsys.readouterr().out)["findings"] == []
+
+
+def test_cli_conventions_no_abbreviations_did_you_mean_quiet_output_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(UNRESOLVED)
+    _package(tmp_path / "pkg")
+    for argv, needle in ((["--base", "b.json", "."], "unrecognized arguments: --base (did you mean --baseline?)"),
+                         (["--statistic", "."], "did you mean --statistics?"),
+                         (["--select", "SPB001", "."], "there is one rule, SPB001: --fail-on chooses"),
+                         (["--fix", "."], "no fix is applied")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["audit", *argv])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and needle in err and err.count("\n") == 1, err
+    code, out, err = _run(capsys, ".", "--output-file", "report.txt", "--quiet")
+    report = (tmp_path / "report.txt").read_text()
+    assert code == 1 and out == "" and report.startswith("pkg/model.py:3:1: Model skips Base.__init__")
+    # --quiet: what fails the run is still said; the summary and the advice are not.
+    assert "unresolved base DeepseekV2Model" in err and "Found" not in err and "hint:" not in err
+    code, _, err = _run(capsys, ".", "--output-file", str(tmp_path / "no" / "such" / "dir" / "r.txt"))
+    assert code == 2 and "cannot write" in err and err.count("\n") == 1
