@@ -802,3 +802,34 @@ def test_cli_conventions_no_abbreviations_did_you_mean_quiet_output_file(
     assert "unresolved base DeepseekV2Model" in err and "Found" not in err and "hint:" not in err
     code, _, err = _run(capsys, ".", "--output-file", str(tmp_path / "no" / "such" / "dir" / "r.txt"))
     assert code == 2 and "cannot write" in err and err.count("\n") == 1
+
+
+def test_another_environment_reuses_the_per_file_entries_and_keeps_each_run_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --python changes where bases resolve, so a run's record is per environment;
+    # what each file says (its pre-scan and summary, keyed by its bytes) is not.
+    import venv
+
+    from vllm_sp_base._audit import _sources
+
+    _package(tmp_path / "src" / "pkg")
+    env = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False).create(env)
+    summarised: list[str] = []
+    real = _sources.summarize_or_reason
+
+    def counted(data: bytes, path: str, kind: bytes) -> object:
+        summarised.append(path)
+        return real(data, path, kind)
+
+    monkeypatch.setattr(_sources, "summarize_or_reason", counted)
+    argv = ["--cache-dir", str(tmp_path / "cache"), "--format", "json", str(tmp_path / "src")]
+    runs = []
+    for python in ([], ["--python", str(env / "bin" / "python")], []):
+        before = len(summarised)
+        main(["audit", *python, *argv])
+        runs.append((len(summarised) - before, json.loads(capsys.readouterr().out)["findings"]))
+    assert runs[0][0] > 0 and runs[1][0] == 0  # the other environment summarised nothing again
+    assert runs[0][1] == runs[1][1] == runs[2][1] and len(runs[0][1]) == 1
+    assert runs[2][0] == 0  # back in the first environment: its record answers

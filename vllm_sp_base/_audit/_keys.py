@@ -51,9 +51,12 @@ def code_key(data: bytes) -> bytes | None:
     # ``# vllm-sp-base: ignore[...]`` (``_suppress``).
     for needle in (b"noqa", b"vllm-sp-base:"):
         at = data.find(needle)
+        counted, number = 0, 0  # newlines before ``counted``: counted once, not from 0 each time
         while at >= 0:
             start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
-            hasher.update(b"%d:" % data.count(b"\n", 0, start) + data[start : end if end >= 0 else len(data)])
+            number += data.count(b"\n", counted, start)
+            counted = start
+            hasher.update(b"%d:" % number + data[start : end if end >= 0 else len(data)])
             at = data.find(needle, end) if end >= 0 else -1
     return hasher.digest()[:16]
 
