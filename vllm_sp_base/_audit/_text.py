@@ -202,7 +202,7 @@ def summary(result: AuditResult) -> str:
         text = "No errors or warnings"
     text += f"; {plural(result.files, 'file')} audited"
     if result.suppressed:
-        text += f", {result.suppressed} suppressed by noqa"
+        text += f", {result.suppressed} suppressed (noqa, ignore comments)"
     bases = {(u.base, u.reason) for u in result.unresolved}
     if bases:
         hidden = {u.class_name for u in result.unresolved}
