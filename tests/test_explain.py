@@ -91,3 +91,76 @@ def test_every_option_has_help() -> None:
     explain = parser._subparsers._group_actions[0].choices["explain"]  # type: ignore[union-attr]
     assert all(action.help for action in explain._actions)
 
+
+
+def test_a_line_quoted_as_one_word_is_split_as_a_shell_would_and_ignored_words_keep_their_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = "vllm serve m -tp 4 --max-model-len 8192 -dp 2 'my model' --enable-expert-parallel"
+    result = _json(capsys, line)
+    assert result["layout"] == {  # type: ignore[comparison-overlap]
+        "tensor_parallel_size": 4, "data_parallel_size": 2, "pipeline_parallel_size": 1,
+        "enable_expert_parallel": True, "all2all_backend": "allgather_reducescatter",
+        "effective_all2all_backend": "allgather_reducescatter"}
+    assert result["ignored"] == ["vllm", "serve", "m", "--max-model-len", "8192", "my model"]
+    # vLLM's spellings: underscores for dashes, --disable-expert-parallel.
+    result = _json(capsys, "--tensor_parallel_size=2", "-dp=2", "-ep", "--disable-expert-parallel")
+    assert result["layout"]["tensor_parallel_size"] == 2  # type: ignore[index]
+    assert result["layout"]["enable_expert_parallel"] is False  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--tp", "8"], "--tp: looks like a parallelism flag but is not one vllm serve takes; did you mean -tp?"),
+        (["--dp", "4"], "did you mean -dp?"),
+        (["vllm serve m --tensor-parallel 4"], "did you mean --tensor-parallel-size"),
+        (["-tp8"], "-tp8: did you mean -tp 8?"),
+        (["--data-paralel-size", "2"], "did you mean --data-parallel-size"),
+        (["--expert-parallel"], "did you mean --enable-expert-parallel"),
+        (["vllm serve 'm"], "cannot split"),
+    ],
+)
+def test_a_word_that_looks_like_a_parallelism_flag_and_is_not_one_is_an_error(
+    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["explain", *argv])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_every_option_of_vllm_serve_is_read_or_ignored_never_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The real vLLM 0.33.0 parser: none of its flags is taken for a typo.
+    from vllm.engine.arg_utils import AsyncEngineArgs
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    from vllm_sp_base._explain import VLLM_OTHER_PARALLEL_OPTIONS
+
+    vllm_parser = FlexibleArgumentParser()
+    AsyncEngineArgs.add_cli_args(vllm_parser)
+    understood = {"-tp": 2, "--tensor-parallel-size": 2, "-dp": 3, "--data-parallel-size": 3,
+                  "-pp": 4, "--pipeline-parallel-size": 4, "--all2all-backend": "deepep_v2"}
+    names = {"-tp": "tensor_parallel_size", "--tensor-parallel-size": "tensor_parallel_size",
+             "-dp": "data_parallel_size", "--data-parallel-size": "data_parallel_size",
+             "-pp": "pipeline_parallel_size", "--pipeline-parallel-size": "pipeline_parallel_size",
+             "--all2all-backend": "all2all_backend"}
+    seen = set()
+    for action in vllm_parser._actions:
+        for option in action.option_strings:
+            if option in ("-h", "--help"):
+                continue
+            seen.add(option)
+            value = [str(understood.get(option, "1"))] if action.nargs != 0 else []
+            assert main(["explain", "--json", option, *value]) == 0, option
+            result = json.loads(capsys.readouterr().out)
+            if option in names:  # read, with vllm serve's meaning
+                assert result["layout"][names[option]] == understood[option] and "ignored" not in result
+            elif option in ("-ep", "--enable-expert-parallel", "--disable-expert-parallel"):
+                assert result["layout"]["enable_expert_parallel"] is (option != "--disable-expert-parallel")
+            else:
+                assert result["ignored"] == [option, *value], option
+    assert VLLM_OTHER_PARALLEL_OPTIONS <= seen  # none stale
+    assert set(names) | {"-ep", "--disable-expert-parallel"} <= seen

@@ -7,17 +7,47 @@ import gc
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 class _Parser(argparse.ArgumentParser):
-    """Bad input gets one line and exit 2, not the usage block."""
+    """Bad input gets one line and exit 2, not the usage block; no option is
+    taken for another by its first letters (``--base`` is not ``--baseline``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+#: Options ruff and mypy users reach for that mean nothing here, and why.
+_NOT_HERE = {
+    "--select": "there is one rule, SPB001: --fail-on chooses what fails the run",
+    "--ignore": "there is one rule, SPB001: suppress with noqa, an ignore comment or a baseline",
+    "--extend-select": "there is one rule, SPB001: --fail-on chooses what fails the run",
+    "--fix": "no fix is applied: which of the fix line's choices is right needs a person",
+}
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """``unrecognized arguments: --base x (did you mean --baseline?)``."""
+    import difflib
+
+    options = [o for action in parser._actions for o in action.option_strings]
+    for word in unknown:
+        if word.split("=", 1)[0] in _NOT_HERE and parser.prog.endswith(" audit"):
+            return f" ({_NOT_HERE[word.split('=', 1)[0]]})"
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=2, cutoff=0.6)
+            if close:
+                return f" (did you mean {' or '.join(close)}?)"
+    return ""
+
+
+def _parser() -> _Parser:
     # Imported here, inside main's handling of Ctrl-C: an interrupt while the
     # command starts is one line too, not an import traceback.
     from vllm_sp_base import _explain
@@ -36,15 +66,16 @@ def _parser() -> argparse.ArgumentParser:
         "explain", help="show why SP-MoE and model-level SP are on or off for a layout"
     )
     _explain.add_arguments(explain)
-    explain.set_defaults(run=_explain.run)
+    explain.set_defaults(run=_explain.run, parser=explain)
+    parser.commands["explain"] = explain
     audit = commands.add_parser(
         "audit", help="find inherited reads of attributes only a skipped __init__ sets"
     )
     audit_cli.add_arguments(audit)
-    audit.set_defaults(run=audit_cli.run)
+    audit.set_defaults(run=audit_cli.run, parser=audit)
     rule = commands.add_parser("rule", help="print a rule's documentation and examples (SPB001)")
     rule.add_argument("code", metavar="CODE", help="the rule's code: SPB001")
-    rule.set_defaults(run=audit_cli.print_rule)
+    rule.set_defaults(run=audit_cli.print_rule, parser=rule)
     upstream = commands.add_parser(
         "upstream",
         help="write the vLLM patch series that adopts the contract (dry run by default)",
@@ -56,19 +87,31 @@ def _parser() -> argparse.ArgumentParser:
         "stderr), 2 bad input.",
     )
     upstream_cli.add_arguments(upstream)
-    upstream.set_defaults(run=upstream_cli.run)
+    upstream.set_defaults(run=upstream_cli.run, parser=upstream)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = _parser()
-        # Only ``explain`` takes flags it does not know (a pasted ``vllm serve``
-        # line); every other command refuses them.
-        args, unknown = parser.parse_known_args(argv)
-        if unknown and args.command != "explain":
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-        args.unknown = unknown
+        words = list(sys.argv[1:] if argv is None else argv)
+        ignored: list[str] = []
+        if words[:1] == ["explain"]:
+            # Only ``explain`` takes words it does not know (a pasted ``vllm
+            # serve`` line, said as ignored); every other command refuses them.
+            from vllm_sp_base import _explain
+
+            explain = parser.commands["explain"]
+            try:
+                ours, ignored = _explain.sort_words(explain, words[1:])
+            except _explain.ExplainInputError as error:
+                explain.error(str(error))
+            words = ["explain", *ours]
+        args, unknown = parser.parse_known_args(words)
+        if unknown:
+            command = getattr(args, "parser", parser)
+            command.error(f"unrecognized arguments: {' '.join(unknown)}{_did_you_mean(command, unknown)}")
+        args.ignored = ignored
         code: int = args.run(args)
     except KeyboardInterrupt:
         print("vllm-sp-base: interrupted", file=sys.stderr)

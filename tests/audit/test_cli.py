@@ -61,7 +61,7 @@ def test_grouped_output_is_a_header_a_class_and_a_line_an_attribute(
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vllm_sp_base._audit._cli import _colour
+    from vllm_sp_base._audit._command import _colour
 
     class Terminal:
         def isatty(self) -> bool:
@@ -74,14 +74,21 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.M
     assert not _colour(Terminal())
 
 
-def test_github_annotations_and_statistics(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "--output-format", "github", "--statistics", str(TREE / "app" / "models"))
-    annotations = [l for l in out.splitlines() if l.startswith("::")]
+def test_github_annotations_and_statistics_instead_of_the_listing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(capsys, "--output-format", "github", str(TREE / "app" / "models"))
+    annotations = out.splitlines()
     assert code == 1 and annotations
     assert all(l.startswith(("::error file=", "::warning file=", "::notice file=")) for l in annotations)
     assert all(",line=" in l and "::" in l[2:] for l in annotations)
-    statistics = [l for l in out.splitlines() if not l.startswith("::")]
-    assert statistics and all("__init__ skipped:" in l for l in statistics)
+    # --statistics replaces the listing, as ruff's does: one line a skipped __init__.
+    code, out, _ = _run(capsys, "--statistics", str(TREE / "app" / "models"))
+    statistics = out.splitlines()
+    assert code == 1 and statistics and all("__init__ skipped:" in l for l in statistics)
+    counts = json.loads(_run(capsys, "--statistics", "--format", "json", str(TREE / "app" / "models"))[1])
+    assert [c["findings"] for c in counts] == [int(l.split()[0]) for l in statistics]
+    assert sum(c["findings"] for c in counts) == len(annotations)
 
 
 UNRESOLVED = """\
@@ -519,3 +526,310 @@ def test_a_second_copy_of_a_module_is_said_not_audited_as_the_first(
     shadowed = {Path(d["path"]).relative_to(tmp_path).as_posix() for d in data["diagnostics"]}
     assert "two/pkg/model.py" in shadowed and all(p.startswith("two/") for p in shadowed) and code == 1
     assert all("is first found at" in d["message"] for d in data["diagnostics"])
+
+
+def test_the_adoption_path_passes_ci_baseline_with_unresolved_bases_exit_zero_and_config(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pre-commit case of the README: a finding and an unresolved base today.
+    (tmp_path / "model.py").write_text(UNRESOLVED)
+    _package(tmp_path / "pkg")
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, ".")[0] == 1
+    code, _, err = _run(capsys, ".", "--write-baseline", "baseline.json")
+    assert code == 0 and "wrote 1 finding and 1 unresolved base to baseline.json" in err
+    assert json.loads((tmp_path / "baseline.json").read_text())["fingerprints"] == [
+        "SPB001:pkg.model.Model:flag", "unresolved:model.Dots3NoteModel:DeepseekV2Model"]
+    code, out, err = _run(capsys, ".", "--baseline", "baseline.json")
+    assert (code, out) == (0, "") and "unresolved" not in err, err
+    # A new skipping class on the same unresolved base is new: it fails.
+    (tmp_path / "more.py").write_text(UNRESOLVED.replace("Dots3NoteModel", "Dots4Model"))
+    code, _, err = _run(capsys, ".", "--baseline", "baseline.json")
+    assert code == 1 and "unresolved base DeepseekV2Model" in err and "Dots4Model" in err
+    # --exit-zero: reported, never failing (bad input still exits 2).
+    code, out, err = _run(capsys, ".", "--exit-zero")
+    assert code == 0 and "Model skips Base.__init__" in out and "unresolved base" in err
+    assert _run(capsys, "/no/such", "--exit-zero")[0] == 2
+    # fail-on and output-format kept with the project; the command line wins.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-sp-base]\nfail-on = ["error"]\noutput-format = "concise"\n')
+    code, out, _ = _run(capsys, "pkg")
+    assert code == 1 and out.startswith("pkg/model.py:3:1: SPB001 [error] Model: self.flag read at")
+    code, out, _ = _run(capsys, "model.py")
+    assert (code, out) == (0, "")  # an unresolved base alone does not fail: fail-on = ["error"]
+    assert _run(capsys, "model.py", "--fail-on", "unresolved")[0] == 1
+    assert json.loads(_run(capsys, "pkg", "--format", "json")[1])["findings"]
+    for bad, needle in (('fail-on = ["errors"]', "fail-on: choose from error, warning"),
+                        ('output-format = "xml"', "output-format: 'xml': choose from grouped"),
+                        ('fail-on = "error"', "fail-on must be a list")):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.vllm-sp-base]\n{bad}\n")
+        code, _, err = _run(capsys, "pkg")
+        assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_config_is_found_from_the_audited_path_and_anchored_at_its_folder_as_ruff_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    _package(project / "pkg")
+    _package(project / "vendored" / "pkg2")
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-sp-base]\nextend-exclude = ["vendored/*"]\noutput-format = "concise"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # `audit /path/to/proj` from elsewhere reads the project's config
+    code, out, _ = _run(capsys, str(project))
+    assert code == 1 and out.count("SPB001 [error]") == 1 and "vendored" not in out
+    monkeypatch.chdir(project / "vendored")  # `audit .` from a subfolder: the glob still matches
+    assert _run(capsys, ".") == (0, "", "vllm-sp-base audit: warning: No Python files found under .\n"
+                                        "No errors or warnings; 0 files audited.\n")
+    assert _run(capsys, "--isolated", ".")[0] == 1  # no config: vendored/ is audited
+    code, out, _ = _run(capsys, "--show-settings", ".")
+    assert code == 0 and f"config: {project / 'pyproject.toml'}" in out and "output-format: concise" in out
+    other = tmp_path / "other.toml"
+    other.write_text('[tool.vllm-sp-base]\noutput-format = "full"\n')
+    assert "output-format: full" in _run(capsys, "--show-settings", "--config", str(other), ".")[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[tool.vllm-sp-base\n", "not valid TOML"),
+        ("[tool.vllm_sp_base]\nentry-points = [\"forward\"]\n", "[tool.vllm_sp_base] is not read: the table is [tool.vllm-sp-base]"),
+        ("[tool.vllm-sp-base.lint]\nexclude = [\"x\"]\n", "[tool.vllm-sp-base.lint] is not read"),
+        ("[tool.vllm-sp-base]\nentry-points = []\n", "entry-points = [] leaves no entry point"),
+        ("[tool.vllm-sp-base]\nentry-point = [\"generate\"]\n", "unknown key(s): entry-point (did you mean entry-points?)"),
+    ],
+)
+def test_a_config_that_would_be_silently_ignored_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, needle: str
+) -> None:
+    _package(tmp_path / "pkg")
+    (tmp_path / "pyproject.toml").write_text(text)
+    code, out, err = _run(capsys, str(tmp_path / "pkg"))
+    assert (code, out) == (2, "") and needle in err and err.count("\n") == 1, err
+    # The quoted spelling is the same TOML table: read, not refused.
+    (tmp_path / "pyproject.toml").write_text('[tool."vllm-sp-base"]\noutput-format = "concise"\n')
+    assert "SPB001 [error]" in _run(capsys, str(tmp_path / "pkg"))[1]
+
+
+_THREE = """\
+from torch import nn
+
+
+class Base(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.use_sequence_parallel = cfg.sp
+        self.language_model = nn.Linear(8, 8)
+        self.scale = 1.0
+        self.hidden = cfg.hidden
+
+    def forward(self, x):
+        x = x * self.scale + self.hidden
+        return self.language_model if self.use_sequence_parallel else x
+
+
+class Skips(Base):
+    def __init__(self, cfg):
+        nn.Module.__init__(self)
+
+
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.norm
+
+
+class SkipsOther(Other):
+    def __init__(self):
+        nn.Module.__init__(self)
+"""
+
+
+def test_output_reads_in_one_screen_short_paths_one_fix_line_naming_every_attribute(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "site" / "pkg").mkdir(parents=True)
+    (tmp_path / "site" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "site" / "pkg" / "models.py").write_text(_THREE)
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # the audited package lies outside the working directory
+    code, out, _ = _run(capsys, str(tmp_path / "site" / "pkg"))
+    assert code == 1 and str(tmp_path) not in out  # the module's path under its import root
+    headers = [l for l in out.splitlines() if not l.startswith("  ")]
+    assert headers == ["pkg/models.py:17:1: Skips skips Base.__init__ (pkg/models.py)",
+                       "pkg/models.py:31:1: SkipsOther skips Other.__init__ (pkg/models.py)"]
+    fixes = [l for l in out.splitlines() if l.startswith("  fix: ")]
+    assert fixes == [
+        "  fix: call Base.__init__ from Skips.__init__, or set self.hidden, self.language_model, "
+        "self.scale, self.use_sequence_parallel there; for use_sequence_parallel: inherit "
+        "vllm_sp_base.SequenceParallelDefaults; a class-level default also does for scale (set to a constant)",
+        "  fix: call Other.__init__ from SkipsOther.__init__, or set self.norm there",
+    ]
+    # With the working directory above it, relative to the working directory.
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, "site")[1].startswith("site/pkg/models.py:17:1: Skips skips Base.__init__")
+
+
+def test_messages_say_what_to_do_next(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import venv
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(UNRESOLVED)
+    # A missing module points at --python; the summary counts the classes it hides.
+    code, out, err = _run(capsys, "model.py")
+    assert code == 1 and out == ""
+    assert "hint: a module not found is not installed where the audit runs: --python" in err
+    assert err.splitlines()[-1] == ("No errors or warnings; 1 file audited; 1 class with a custom "
+                                    "__init__ not checked: 1 base could not be resolved.")
+    # An empty folder, and a file that is no Python source: said, not "audited".
+    (tmp_path / "empty").mkdir()
+    code, out, err = _run(capsys, "empty")
+    assert (code, out) == (0, "") and "warning: No Python files found under empty" in err
+    (tmp_path / "README.md").write_text("# not Python\n")
+    code, out, err = _run(capsys, "README.md")
+    assert (code, out) == (0, "") and "README.md: not a Python file" in err and "0 files audited" in err
+    (tmp_path / "tool").write_text("#!/usr/bin/env python3\nclass A:\n    pass\n")
+    assert "1 file audited" in _run(capsys, "tool")[2]  # a script named by its #! line is read
+    # A baseline entry of a module this run left out is not called fixed.
+    _package(tmp_path / "pkg")
+    assert _run(capsys, "pkg", "--write-baseline", "b.json")[0] == 0
+    code, _, err = _run(capsys, "pkg", "--baseline", "b.json", "--extend-exclude", "pkg/model.py")
+    assert code == 0 and "1 entry of modules this run did not audit (excluded, or outside the paths " \
+                         "given), kept: SPB001:pkg.model.Model:flag" in err and "fixed" not in err
+    (tmp_path / "pkg" / "model.py").unlink()
+    code, _, err = _run(capsys, "pkg", "--baseline", "b.json")
+    assert "1 entry no finding matches any more (fixed, or the class renamed)" in err
+    # No PATH with --python: that environment's vLLM, not this one's.
+    env = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False).create(env)
+    (site,) = env.glob("lib/python*/site-packages")
+    _package(site / "vllm")
+    model = site / "vllm" / "model.py"
+    model.write_text(model.read_text().replace("from pkg.base", "from vllm.base"))
+    code, out, _ = _run(capsys, "--python", str(env / "bin" / "python"), "--format", "json")
+    assert code == 1 and [f["class"] for f in json.loads(out)["findings"]] == ["vllm.model.Model"]
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False).create(bare)
+    code, _, err = _run(capsys, "--python", str(bare / "bin" / "python"))
+    assert code == 2 and "vLLM is not installed in the environment of --python" in err
+
+
+_SUPPRESSED = NOQA[:NOQA.index("class Header(")] + """\
+class OneAttribute(Base):  # vllm-sp-base: ignore[a]
+    def __init__(self):
+        nn.Module.__init__(self)
+
+
+class Skipper(Base):  # noqa: SPB001
+    def __init__(self):
+        nn.Module.__init__(self)
+
+
+class Leaf(Skipper):
+    def forward(self):
+        return super().forward()
+
+
+class Unused(Base):  # vllm-sp-base: ignore[c]
+    def __init__(self):
+        super().__init__()
+"""
+
+
+@pytest.mark.parametrize("parse_all", [False, True])
+def test_suppressions_other_linters_accept_and_a_noqa_on_the_skipping_class(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parse_all: bool
+) -> None:
+    (tmp_path / "m.py").write_text(_SUPPRESSED)
+    flags = ["--parse-all"] if parse_all else []
+    data = json.loads(_run(capsys, *flags, "--format", "json", str(tmp_path))[1])
+    # OneAttribute: only b; Skipper's noqa hides its own findings and Leaf's (the fix is in Skipper).
+    assert [(f["class"], f["attribute"]) for f in data["findings"]] == [("m.OneAttribute", "b")]
+    # Skipper is only ever a base (checked through Leaf): OneAttribute a; Leaf a, b.
+    assert data["suppressed"] == 3 and data["only_bases"] == ["m.Skipper"]
+    assert [u["line"] for u in data["unused_noqa"]] == [29]  # ignore[c] hides nothing
+    # ruff reads these comments without "Invalid # noqa directive" (SPB001[attr] has it).
+    ruff = Path(sys.executable).with_name("ruff")
+    if ruff.exists():
+        for text, invalid in ((_SUPPRESSED, False), ("x = 1  # noqa: SPB001[a]\n", True)):
+            (tmp_path / "m.py").write_text(text)
+            done = subprocess.run([str(ruff), "check", "--isolated", "--select", "F,RUF100", "--config",
+                                   'lint.external = ["SPB001"]', str(tmp_path / "m.py")],
+                                  capture_output=True, text=True, check=False)
+            assert ("Invalid `# noqa` directive" in done.stderr) is invalid, done.stderr
+            assert done.returncode == 0, done.stdout
+
+
+def test_an_ignore_comment_added_or_edited_is_seen_through_the_cache(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "src").mkdir()
+    model = tmp_path / "src" / "m.py"
+    model.write_text(_SUPPRESSED)
+    argv = ["audit", "--cache-dir", str(tmp_path / "cache"), "--format", "json", str(tmp_path / "src")]
+    main(argv)
+    assert len(json.loads(capsys.readouterr().out)["findings"]) == 1
+    model.write_text(_SUPPRESSED.replace("ignore[a]", "ignore[a, b]"))
+    main(argv)
+    assert json.loads(capsys.readouterr().out)["findings"] == []
+
+
+def test_cli_conventions_no_abbreviations_did_you_mean_quiet_output_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(UNRESOLVED)
+    _package(tmp_path / "pkg")
+    for argv, needle in ((["--base", "b.json", "."], "unrecognized arguments: --base (did you mean --baseline?)"),
+                         (["--statistic", "."], "did you mean --statistics?"),
+                         (["--select", "SPB001", "."], "there is one rule, SPB001: --fail-on chooses"),
+                         (["--fix", "."], "no fix is applied")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["audit", *argv])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and needle in err and err.count("\n") == 1, err
+    code, out, err = _run(capsys, ".", "--output-file", "report.txt", "--quiet")
+    report = (tmp_path / "report.txt").read_text()
+    assert code == 1 and out == "" and report.startswith("pkg/model.py:3:1: Model skips Base.__init__")
+    # --quiet: what fails the run is still said; the summary and the advice are not.
+    assert "unresolved base DeepseekV2Model" in err and "Found" not in err and "hint:" not in err
+    code, _, err = _run(capsys, ".", "--output-file", str(tmp_path / "no" / "such" / "dir" / "r.txt"))
+    assert code == 2 and "cannot write" in err and err.count("\n") == 1
+
+
+def test_another_environment_reuses_the_per_file_entries_and_keeps_each_run_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --python changes where bases resolve, so a run's record is per environment;
+    # what each file says (its pre-scan and summary, keyed by its bytes) is not.
+    import venv
+
+    from vllm_sp_base._audit import _sources
+
+    _package(tmp_path / "src" / "pkg")
+    env = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False).create(env)
+    summarised: list[str] = []
+    real = _sources.summarize_or_reason
+
+    def counted(data: bytes, path: str, kind: bytes) -> object:
+        summarised.append(path)
+        return real(data, path, kind)
+
+    monkeypatch.setattr(_sources, "summarize_or_reason", counted)
+    argv = ["--cache-dir", str(tmp_path / "cache"), "--format", "json", str(tmp_path / "src")]
+    runs = []
+    for python in ([], ["--python", str(env / "bin" / "python")], []):
+        before = len(summarised)
+        main(["audit", *python, *argv])
+        runs.append((len(summarised) - before, json.loads(capsys.readouterr().out)["findings"]))
+    assert runs[0][0] > 0 and runs[1][0] == 0  # the other environment summarised nothing again
+    assert runs[0][1] == runs[1][1] == runs[2][1] and len(runs[0][1]) == 1
+    assert runs[2][0] == 0  # back in the first environment: its record answers

@@ -51,7 +51,7 @@ def test_each_finding_says_what_makes_it_happen(tmp_path: Path) -> None:
         "moe_layers": ("warning", "with EPLB (--enable-eplb)"),
     }
     text = grouped(result)
-    assert "(from forward, when self.use_cache)" in text
+    assert "(from Base.forward -> _remember, when self.use_cache)" in text
     assert "(from set_eplb_state, with EPLB (--enable-eplb))" in text
     (cache,) = [f for f in result.findings if f.attribute == "cache"]
     assert cache.message.endswith("AttributeError if that read is reached (when self.use_cache)")

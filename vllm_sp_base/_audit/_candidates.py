@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base._audit._built import only_a_base
 from vllm_sp_base._audit._finding import Finding, Unresolved
-from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo, detach_sources
+from vllm_sp_base._audit._model import BodyDoesNotParse, ClassInfo, ModuleInfo, detach_sources
 from vllm_sp_base._audit._options import RuleOptions
 from vllm_sp_base._audit._outside import set_on_every_build
 from vllm_sp_base._audit._project import ClassRef, Project
 from vllm_sp_base._audit._rule import SkippedInitRead
+from vllm_sp_base._audit._suppress import ignored
 from vllm_sp_base._audit._unresolved import unresolved_bases
 from vllm_sp_base._audit._workers import processes
 
@@ -116,11 +117,9 @@ class CandidateChecker:
                     checked.only_bases.append(str(ClassRef(name, class_name)))
                     continue  # never built on its own: its subclasses are checked
                 findings = self._not_set_from_outside(class_name, findings)
-                kept = [f for f in findings if not cls.suppresses(rule.CODE, f.attribute)]
+                kept = [f for f in findings if not self._suppressed(project, path, cls, f, checked)]
                 checked.suppressed += len(findings) - len(kept)
                 checked.findings += kept
-                if len(kept) < len(findings):
-                    checked.noqa_used += [(path, line) for line in cls.noqa_lines]
         checked.problems = sources.result.diagnostics[problems_before:]
         checked.parsed = sources.parsed
         checked.keys = list(sources.keys.items())[keys_before:]
@@ -141,6 +140,28 @@ class CandidateChecker:
             return findings
         outside = set_on_every_build(class_name, later, self._texts())
         return [f for f in findings if f.entry == "__init__" or f.attribute not in outside]
+
+    def _suppressed(self, project: Project, path: str, cls: ClassInfo, finding: Finding,
+                    checked: Checked) -> bool:
+        """Whether a noqa or an ``ignore`` comment hides ``finding``: on its
+        class, or on the class whose ``__init__`` skips (``_suppress``); the
+        lines that did are marked used."""
+        owners = [(path, cls)]
+        if finding.skipped_by != finding.class_name:
+            module, _, name = finding.skipped_by.rpartition(".")
+            skipper = project.class_info(ClassRef(module, name))
+            located = project.module_file(module)
+            if skipper is not None and located is not None and located[0]:
+                owners.append((located[0], skipper))
+        for where, info in owners:
+            if info.suppresses(SkippedInitRead.CODE, finding.attribute):
+                checked.noqa_used += [(where, line) for line in info.noqa_lines]
+                return True
+            line = ignored(info, self.sources.texts.get(where, b"")).get(finding.attribute)
+            if line is not None:
+                checked.noqa_used.append((where, line))
+                return True
+        return False
 
     def _may_be_a_base(self, name: str) -> bool:
         """Whether ``name`` may be only a base: a class header names it, or it is

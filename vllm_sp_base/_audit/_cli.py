@@ -1,49 +1,61 @@
-"""Arguments and exit codes of ``vllm-sp-base audit``."""
+"""The arguments of ``vllm-sp-base audit`` and ``vllm-sp-base rule`` (the run
+itself is ``_command``)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 
-from vllm_sp_base._audit import _report, _text
-from vllm_sp_base._audit._cache import Cache, default_dir
-from vllm_sp_base._audit._config import ConfigError, load_settings
-from vllm_sp_base._audit._engine import AuditResult, audit
-from vllm_sp_base._audit._finding import display_path
+from vllm_sp_base._audit._cache import default_dir
+from vllm_sp_base._audit._config import FAIL_ON, FORMATS, fail_on
 from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS
-from vllm_sp_base._audit._text import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="files or directories (default: the installed vLLM package)")
-    parser.add_argument("--output-format", "--format", dest="format", choices=FORMATS,
-                        default="grouped",
+                        help="files or directories (default: the vLLM package of --python's "
+                             "environment, or of this one)")
+    parser.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default=None,
                         help="grouped: by class, errors first (default); full: one line a "
                              "finding with its whole message; concise: one short line a finding; "
-                             "json; sarif (2.1.0); github: workflow annotations")
+                             "json; sarif (2.1.0); github: workflow annotations; "
+                             "also [tool.vllm-sp-base] output-format")
+    parser.add_argument("--output-file", "-o", metavar="FILE", default=None,
+                        help="write the report to FILE instead of stdout (the summary stays on stderr)")
     parser.add_argument("--statistics", action="store_true",
-                        help="also print how many findings each skipped __init__ causes")
-    parser.add_argument("--fail-on", type=_fail_on, default=_FAIL_ON_DEFAULT, metavar="WHAT",
+                        help="instead of the findings, how many each skipped __init__ causes")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="the report and what fails the run only: no summary, no advice")
+    parser.add_argument("--fail-on", type=_fail_on, default=None, metavar="WHAT",
                         help="what makes the exit code 1, comma-separated: error (errors only), "
                              "warning (warnings and errors), unresolved (a base that could not be "
                              "resolved), noqa (a '# noqa: SPB001' that suppresses nothing); default: "
-                             "warning,unresolved,noqa. A file that could not be audited always does.")
+                             "warning,unresolved,noqa; also [tool.vllm-sp-base] fail-on. A file that "
+                             "could not be audited always does.")
+    parser.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 whatever was found (2 still for bad input)")
     baseline = parser.add_mutually_exclusive_group()
-    baseline.add_argument("--baseline", metavar="FILE", help="ignore findings recorded in FILE")
+    baseline.add_argument("--baseline", metavar="FILE",
+                          help="ignore the findings and unresolved bases recorded in FILE")
     baseline.add_argument("--write-baseline", metavar="FILE",
-                          help="record the current findings in FILE and exit 0")
+                          help="record the current findings and unresolved bases in FILE and exit 0")
     parser.add_argument("--exclude", metavar="GLOBS", type=_globs, default=None,
                         help="comma-separated globs of files and folders a walk skips, replacing "
                              "the defaults (build, dist, venv, *.egg-info, site-packages, "
-                             "__pycache__, ...); a glob with '/' matches the path under the given "
-                             "folder; also [tool.vllm-sp-base] exclude")
+                             "__pycache__, ...); a glob with '/' matches the path under the current "
+                             "directory; also [tool.vllm-sp-base] exclude (under its file's folder)")
     parser.add_argument("--extend-exclude", metavar="GLOBS", type=_globs, default=None,
                         help="globs skipped in addition to the defaults or the configured ones")
+    parser.add_argument("--config", metavar="FILE", default=None,
+                        help="the pyproject.toml (or other TOML file) whose [tool.vllm-sp-base] to "
+                             "use, instead of the nearest one above the audited paths")
+    parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    parser.add_argument("--show-settings", action="store_true",
+                        help="print the settings this run would use and where they come from; "
+                             "audit nothing")
     parser.add_argument("--python", metavar="PYTHON", type=_interpreter, default=None,
                         help="resolve bases from the packages of this interpreter (the vLLM "
                              "environment) instead of the one running the audit; nothing of it "
@@ -64,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reach is at most a warning")
     parser.add_argument("--show-unreachable", action="store_true", default=None,
                         help="also report, as notes, reads that no entry point reaches")
+
+
+def run(args: argparse.Namespace) -> int:
+    from vllm_sp_base._audit._command import run as run_audit
+
+    return run_audit(args)
 
 
 def _globs(text: str) -> tuple[str, ...]:
@@ -113,16 +131,28 @@ def print_rule(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-_FAIL_ON = ("error", "warning", "unresolved", "noqa")
-_FAIL_ON_DEFAULT = frozenset({"warning", "unresolved", "noqa"})
+def installed_vllm(import_path: list[str] | None = None) -> str | None:
+    """The ``vllm`` package of ``import_path`` (another Python's ``sys.path``:
+    found on disk, nothing imported) or of this Python (located, not imported)."""
+    if import_path is not None:
+        for entry in import_path:
+            candidate = os.path.join(entry, "vllm")
+            if os.path.isfile(os.path.join(candidate, "__init__.py")):
+                return candidate
+        return None
+    import importlib.util
+
+    spec = importlib.util.find_spec("vllm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(iter(spec.submodule_search_locations))
 
 
 def _fail_on(text: str) -> frozenset[str]:
-    chosen = frozenset(part.strip() for part in text.split(",") if part.strip())
-    unknown = sorted(chosen - set(_FAIL_ON))
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(_FAIL_ON)} (comma-separated)")
-    return chosen
+    try:
+        return fail_on(text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(FAIL_ON)} (comma-separated)") from None
 
 
 def _directory(text: str) -> str:
@@ -137,109 +167,3 @@ def _names(text: str) -> tuple[str, ...]:
     if bad or not names:
         raise argparse.ArgumentTypeError(f"not a list of method names: {text!r}")
     return names
-
-
-def installed_vllm() -> str | None:
-    spec = importlib.util.find_spec("vllm")  # locates the package; does not import it
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return next(iter(spec.submodule_search_locations))
-
-
-def _fail(message: str) -> int:
-    print(f"vllm-sp-base audit: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def run(args: argparse.Namespace) -> int:
-    paths: list[str] = args.paths
-    if not paths:
-        default = installed_vllm()
-        if default is None:
-            return _fail("vLLM is not installed in this environment; give a PATH to audit")
-        paths = [default]
-    for path in paths:
-        if not os.path.exists(path):
-            return _fail(f"{path}: no such file or directory")
-    baseline: set[str] = set()
-    if args.baseline:
-        try:
-            baseline = _report.read_baseline(args.baseline)
-        except (OSError, ValueError) as error:
-            return _fail(f"{args.baseline}: cannot read baseline: {getattr(error, 'strerror', None) or error}")
-    try:
-        settings = load_settings(os.getcwd())
-    except ConfigError as error:
-        return _fail(str(error))
-    settings = settings.overridden(
-        args.entry_points, args.extend_entry_points, args.show_unreachable, args.feature_entry_points,
-    ).excluding(args.exclude, args.extend_exclude)
-    cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
-    cache = Cache(cache_dir, cache_dir is not None)
-    try:
-        result = audit(
-            paths, cache=cache, parse_all=args.parse_all,
-            entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
-            feature_entry_points=settings.feature_entry_points, import_path=args.python,
-            exclude=settings.exclude,
-        )
-    except FileNotFoundError as error:
-        return _fail(f"{error}: no such file or directory")
-    if args.write_baseline:
-        try:
-            _report.write_baseline(args.write_baseline, result.findings)
-        except OSError as error:
-            return _fail(f"{args.write_baseline}: cannot write baseline: {error.strerror or error}")
-        print(f"vllm-sp-base audit: wrote {len(result.findings)} finding(s) to {args.write_baseline}",
-              file=sys.stderr)
-        return EXIT_CLEAN
-    stale = sorted(baseline - {f.fingerprint() for f in result.findings})
-    result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
-    _print(result, args.format, args.statistics)
-    if stale and args.format not in ("json", "sarif", "github"):
-        shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
-        print(f"vllm-sp-base audit: {args.baseline}: {len(stale)} entr{'y' if len(stale) == 1 else 'ies'} "
-              f"no finding matches any more (fixed, or the class renamed): {shown}; "
-              f"refresh it with --write-baseline", file=sys.stderr)
-    severities = {"error"} if "error" in args.fail_on else set()
-    if "warning" in args.fail_on:
-        severities |= {"error", "warning"}
-    failing = [f for f in result.findings if f.severity in severities]
-    unresolved = result.unresolved if "unresolved" in args.fail_on else []
-    unused = result.unused_noqa if "noqa" in args.fail_on else []
-    # A file the audit could not read or parse was not checked: never "clean".
-    return EXIT_FINDINGS if failing or unresolved or unused or result.diagnostics else EXIT_CLEAN
-
-
-def _print(result: AuditResult, form: str, statistics: bool) -> None:
-    """The report on stdout; in the text formats, what could not be checked
-    and the summary on stderr (stdout stays the findings alone)."""
-    if form == "json":
-        print(_report.as_json(result))
-        return
-    if form == "sarif":
-        print(_report.sarif(result))
-        return
-    colour = form == "grouped" and _colour(sys.stdout)
-    render = {"grouped": lambda r: _text.grouped(r, colour), "full": _text.full,
-              "concise": _text.concise, "github": _text.github}[form]
-    report = render(result)
-    if report:
-        print(report)
-    if statistics and result.findings:
-        print(_text.statistics(result))
-    if form == "github":
-        return
-    for said in _text.unresolved_lines(result.unresolved):
-        print(f"vllm-sp-base audit: {said}", file=sys.stderr)
-    for path, number in result.unused_noqa:
-        print(f"{display_path(path)}:{number}: {_text.UNUSED_NOQA}", file=sys.stderr)
-    for path, reason in result.diagnostics:
-        print(f"{display_path(path)}: cannot audit: {reason}", file=sys.stderr)
-    print(_text.summary(result), file=sys.stderr)
-
-
-def _colour(stream: object) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (no-color.org)."""
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"

@@ -11,7 +11,20 @@ from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_E
 
 SECTION = "vllm-sp-base"
 _KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "show-unreachable",
-         "exclude", "extend-exclude"}
+         "exclude", "extend-exclude", "fail-on", "output-format"}
+#: What can make the exit code 1 (``--fail-on``, ``fail-on``).
+FAIL_ON = ("error", "warning", "unresolved", "noqa")
+FAIL_ON_DEFAULT = frozenset({"warning", "unresolved", "noqa"})
+#: ``--output-format``, ``output-format``.
+FORMATS = ("grouped", "full", "concise", "json", "sarif", "github")
+
+
+def fail_on(parts: list[str]) -> frozenset[str]:
+    """Raises ValueError with the message to say."""
+    chosen = frozenset(part.strip() for part in parts if part.strip())
+    if not chosen or chosen - set(FAIL_ON):
+        raise ValueError(f"choose from {', '.join(FAIL_ON)}")
+    return chosen
 
 
 class ConfigError(Exception):
@@ -25,6 +38,8 @@ class Settings:
     feature_entry_points: tuple[str, ...] = DEFAULT_FEATURE_ENTRY_POINTS
     source: str | None = None  # the pyproject.toml they came from
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    fail_on: frozenset[str] = FAIL_ON_DEFAULT
+    output_format: str = "grouped"
 
     def excluding(self, exclude: tuple[str, ...] | None, extend: tuple[str, ...] | None) -> Settings:
         """``exclude`` replaces the globs, ``extend`` adds to them (None: as they are)."""
@@ -50,49 +65,139 @@ class Settings:
         )
 
 
-def find_pyproject(start: str) -> str | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` that has our section."""
+def anchored(globs: tuple[str, ...] | None, folder: str) -> tuple[str, ...] | None:
+    """Globs with a ``/`` made absolute under ``folder`` (a config file's folder,
+    or the current directory for the command line's), as ruff anchors them:
+    ``tests/fixtures/*`` means the same whatever path is audited."""
+    if globs is None:
+        return None
+    return tuple(os.path.join(os.path.abspath(folder), g.strip("/")) if "/" in g else g for g in globs)
+
+
+def _mentions_us(data: bytes) -> bool:
+    lowered = data.lower()
+    return b"vllm-sp-base" in lowered or b"vllm_sp_base" in lowered or b"vllm-sp_base" in lowered
+
+
+def _normalized(key: str) -> str:
+    return key.lower().replace("_", "-").replace(".", "-").strip('"')
+
+
+def _parse(path: str, data: bytes) -> dict[str, object]:
+    import tomllib
+
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+
+
+def _ours(path: str, document: dict[str, object]) -> dict[str, object] | None:
+    """``[tool.vllm-sp-base]`` of a parsed file; a misspelt one is an error."""
+    tool = document.get("tool")
+    if not isinstance(tool, dict):
+        return None
+    table = tool.get(SECTION)
+    for key in tool:
+        if key != SECTION and _normalized(key) == SECTION:
+            raise ConfigError(f"{path}: [tool.{key}] is not read: the table is [tool.{SECTION}]")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: tool.{SECTION} must be a table")
+    return table
+
+
+def find_config(start: str) -> tuple[str, dict[str, object]] | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` that has our table
+    (as ruff finds its own), parsed. One that mentions vllm-sp-base and is not
+    valid TOML, or spells the table wrong, is an error, not passed over."""
     directory = os.path.abspath(start)
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            try:
-                with open(candidate, "rb") as handle:
-                    if f"[tool.{SECTION}]".encode() in handle.read():
-                        return candidate
-            except OSError:
-                pass
+        try:
+            with open(candidate, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            data = b""
+        if _mentions_us(data):
+            table = _ours(candidate, _parse(candidate, data))
+            if table is not None:
+                return candidate, table
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
 
 
-def load_settings(start: str) -> Settings:
-    path = find_pyproject(start)
-    if path is None:
-        return Settings()
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        raise ConfigError(f"{path}: reading [tool.{SECTION}] needs Python 3.11 or newer") from None
+def read_config(path: str) -> dict[str, object]:
+    """``--config FILE``: its table (an empty one if it has none)."""
     try:
         with open(path, "rb") as handle:
-            table = tomllib.load(handle).get("tool", {}).get(SECTION, {})
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read: {error}") from None
+            data = handle.read()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    return _ours(path, _parse(path, data)) or {}
+
+
+def load_settings(start: str, config: str | None = None, isolated: bool = False) -> Settings:
+    """The settings for an audit of paths under ``start``: from ``config`` if
+    given, else the nearest pyproject.toml above ``start`` that has them."""
+    if isolated:
+        return Settings()
+    if config is not None:
+        path, table = config, read_config(config)
+    else:
+        found = find_config(start)
+        if found is None:
+            return Settings()
+        path, table = found
+    return settings_from(path, table)
+
+
+def settings_from(path: str, table: dict[str, object]) -> Settings:
     unknown = sorted(set(table) - _KEYS)
+    for key in unknown:
+        if isinstance(table[key], dict):
+            raise ConfigError(f"{path}: [tool.{SECTION}.{key}] is not read: the settings go in "
+                              f"[tool.{SECTION}] itself")
     if unknown:
-        raise ConfigError(f"{path}: [tool.{SECTION}] has unknown key(s): {', '.join(unknown)}")
+        import difflib
+
+        close = [m for k in unknown for m in difflib.get_close_matches(k, sorted(_KEYS), n=1)]
+        near = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ConfigError(f"{path}: [tool.{SECTION}] has unknown key(s): {', '.join(unknown)}{near}")
     settings = Settings(source=path)
     entry = _names(path, table, "entry-points")
+    if entry == ():
+        raise ConfigError(f"{path}: [tool.{SECTION}] entry-points = [] leaves no entry point (only "
+                          "construction would be checked): name the methods, or leave it out for "
+                          "the defaults")
     extend = _names(path, table, "extend-entry-points")
     show = table.get("show-unreachable")
     if show is not None and not isinstance(show, bool):
         raise ConfigError(f"{path}: [tool.{SECTION}] show-unreachable must be true or false")
     features = _names(path, table, "feature-entry-points")
-    globs = _globs(path, table, "exclude"), _globs(path, table, "extend-exclude")
-    return settings.overridden(entry, extend, show, features).excluding(*globs)
+    folder = os.path.dirname(os.path.abspath(path))
+    globs = (anchored(_globs(path, table, "exclude"), folder),
+             anchored(_globs(path, table, "extend-exclude"), folder))
+    settings = settings.overridden(entry, extend, show, features).excluding(*globs)
+    failing = table.get("fail-on")
+    if failing is not None:
+        if not isinstance(failing, list) or not all(isinstance(v, str) for v in failing):
+            raise ConfigError(f"{path}: [tool.{SECTION}] fail-on must be a list, e.g. [\"error\", \"unresolved\"]")
+        try:
+            settings = replace(settings, fail_on=fail_on(failing))
+        except ValueError as error:
+            raise ConfigError(f"{path}: [tool.{SECTION}] fail-on: {error}") from None
+    form = table.get("output-format")
+    if form is not None:
+        if form not in FORMATS:
+            raise ConfigError(f"{path}: [tool.{SECTION}] output-format: {form!r}: choose from {', '.join(FORMATS)}")
+        settings = replace(settings, output_format=form)
+    return settings
 
 
 def _globs(path: str, table: dict[str, object], key: str) -> tuple[str, ...] | None:

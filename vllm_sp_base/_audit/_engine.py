@@ -261,18 +261,23 @@ def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, 
     class with no finding to hide, or a line the rule never reads a noqa on."""
     from vllm_sp_base._audit._rule import SkippedInitRead
     from vllm_sp_base._audit._summarize import noqa_codes
+    from vllm_sp_base._audit._suppress import MARKER, ignore_comment
 
     code = SkippedInitRead.CODE
     unused = []
     for path in discovered.files:
         text = sources.texts.get(path)
-        if text is None or code.encode() not in text:
+        if text is None or (code.encode() not in text and MARKER not in text):
             continue
         for number, line in enumerate(text.splitlines(), 1):
-            if b"noqa" not in line or code.encode() not in line:
+            if (path, number) in used:
                 continue
-            codes = noqa_codes(line.decode("utf-8", "replace"))
-            if codes and any(c.split("[", 1)[0] == code for c in codes) and (path, number) not in used:
+            if b"noqa" in line and code.encode() in line:
+                codes = noqa_codes(line.decode("utf-8", "replace"))
+                if codes and any(c.split("[", 1)[0] == code for c in codes):
+                    unused.append((path, number))
+                    continue
+            if MARKER in line and ignore_comment(line):  # ``# vllm-sp-base: ignore[attr]`` (_suppress)
                 unused.append((path, number))
     return unused
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from fnmatch import translate
 
 #: What a walk never enters or reads, as ruff's defaults: tools' and builds'
 #: copies of the code, not the code (``build/lib/vllm`` would report each
@@ -45,10 +46,31 @@ def module_name(path: str, root: str) -> str:
     return ".".join(parts)
 
 
-def excluded(name: str, relative: str, patterns: Sequence[str]) -> bool:
-    """A glob matches an entry's name, or (with a ``/``) its path relative to
-    the given directory: ``build``, ``*.egg-info``, ``tests/fixtures/*``."""
-    return any(fnmatchcase(relative if "/" in p else name, p.strip("/")) for p in patterns)
+def excluded(name: str, relative: str, patterns: Sequence[str], path: str = "") -> bool:
+    """A glob matches an entry's name, or (with a ``/``) its path: an absolute
+    glob (anchored at a config file's folder or the current directory) its
+    absolute ``path``, another its path relative to the given directory:
+    ``build``, ``*.egg-info``, ``/project/tests/fixtures/*``."""
+    return _matcher(tuple(patterns))(name, relative, path)
+
+
+@functools.lru_cache(maxsize=16)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str, str, str], bool]:
+    """One regular expression per kind of glob: a walk asks for every entry."""
+    import re
+
+    def either(globs: list[str]) -> Callable[[str], object] | None:
+        return re.compile("|".join(translate(g) for g in globs)).match if globs else None
+
+    by_name = either([p.strip("/") for p in patterns if "/" not in p])
+    by_path = either([p.rstrip("/") for p in patterns if os.path.isabs(p)])
+    by_relative = either([p.strip("/") for p in patterns if "/" in p and not os.path.isabs(p)])
+
+    def matches(name: str, relative: str, path: str) -> bool:
+        return bool((by_name and by_name(name)) or (by_path and by_path(path))
+                    or (by_relative and by_relative(relative)))
+
+    return matches
 
 
 def _module_of(path: str, root: str, found: Discovered) -> str:
@@ -111,7 +133,7 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
                 found.problems.append((entry.path, f"cannot follow: {error.strerror or error}"))
                 continue
             relative = entry.path[len(top) + 1 :].replace(os.sep, "/")
-            if entry.name.startswith(".") or excluded(entry.name, relative, exclude):
+            if entry.name.startswith(".") or excluded(entry.name, relative, exclude, entry.path):
                 continue
             if is_dir:
                 subdirs.append(entry.path)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -7,9 +8,24 @@ from typing import Any
 
 
 def display_path(path: str) -> str:
-    """A path relative to the working directory when it lies below it."""
-    relative = os.path.relpath(path) if os.path.isabs(path) else path
-    return path if relative.startswith("..") else relative
+    """A path relative to the working directory when it lies below it; else,
+    in a package, the module's path under its import root
+    (``vllm/model_executor/models/deepseek_v2.py``, not the site-packages it
+    sits in); else the path as it is."""
+    if not os.path.isabs(path):
+        return path
+    relative = os.path.relpath(path)
+    if not relative.startswith(".."):
+        return relative
+    root = _import_root(os.path.dirname(path))
+    return path if root == os.path.dirname(path) else os.path.relpath(path, root)
+
+
+@functools.lru_cache(maxsize=4096)
+def _import_root(directory: str) -> str:
+    from vllm_sp_base._audit._files import import_root
+
+    return import_root(directory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +97,16 @@ class Finding:
         """What a baseline remembers: the class by the module its packages give
         its file (not by how the audited path was spelled: ``audit .`` and
         ``audit src`` agree) and the attribute; stable across line moves."""
-        from vllm_sp_base._audit._files import import_root, module_name
+        return f"{self.code}:{_class_key(self.path, self.class_name)}:{self.attribute}"
 
-        module = module_name(self.path, import_root(self.path)) if os.path.isabs(self.path) else ""
-        module = module or self.class_name.rpartition(".")[0]
-        return f"{self.code}:{module}.{self.class_name.rpartition('.')[2]}:{self.attribute}"
+
+def _class_key(path: str, class_name: str) -> str:
+    """``module.Class``, the module named from the file's own packages."""
+    from vllm_sp_base._audit._files import import_root, module_name
+
+    module = module_name(path, import_root(path)) if os.path.isabs(path) else ""
+    module = module or class_name.rpartition(".")[0]
+    return f"{module}.{class_name.rpartition('.')[2]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +124,10 @@ class Unresolved:
     def message(self) -> str:
         short = self.class_name.rsplit(".", 1)[-1]
         return f"base {self.base} of {short} not resolved ({self.reason}): what it sets is unknown"
+
+    def fingerprint(self) -> str:
+        """What a baseline remembers of it, as of a finding: the class and the base."""
+        return f"unresolved:{_class_key(self.path, self.class_name)}:{self.base}"
 
 
 @dataclass

@@ -37,7 +37,7 @@ def read_file(path: str) -> bytes:
 
 
 def code_key(data: bytes) -> bytes | None:
-    """What the audit can read in a file, blind to comments but ``# noqa``:
+    """What the audit can read in a file, blind to comments but suppressions:
     two versions with one code key give one result (see ``lexer/digest.c``).
     None where the lexer is not compiled or cannot lex the file: then only
     identical bytes are the same file."""
@@ -47,11 +47,17 @@ def code_key(data: bytes) -> bytes | None:
     hasher = hashlib.sha256(digest)
     second = data.find(b"\n", data.find(b"\n") + 1)
     hasher.update(data[: second if second >= 0 else len(data)])  # a coding declaration
-    at = data.find(b"noqa")
-    while at >= 0:  # a suppression is a comment the result depends on
-        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
-        hasher.update(b"%d:" % data.count(b"\n", 0, start) + data[start : end if end >= 0 else len(data)])
-        at = data.find(b"noqa", end) if end >= 0 else -1
+    # A suppression is a comment the result depends on: a noqa, and
+    # ``# vllm-sp-base: ignore[...]`` (``_suppress``).
+    for needle in (b"noqa", b"vllm-sp-base:"):
+        at = data.find(needle)
+        counted, number = 0, 0  # newlines before ``counted``: counted once, not from 0 each time
+        while at >= 0:
+            start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+            number += data.count(b"\n", counted, start)
+            counted = start
+            hasher.update(b"%d:" % number + data[start : end if end >= 0 else len(data)])
+            at = data.find(needle, end) if end >= 0 else -1
     return hasher.digest()[:16]
 
 

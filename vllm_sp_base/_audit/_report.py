@@ -39,6 +39,21 @@ def as_json(result: AuditResult) -> str:
     )
 
 
+def statistics_json(result: AuditResult) -> str:
+    """``--statistics --output-format json``: the counts by skipped ``__init__``."""
+    import json
+    from collections import defaultdict
+
+    by_init: dict[str, list[Finding]] = defaultdict(list)
+    for f in result.findings:
+        by_init[f.skipped_init].append(f)
+    return json.dumps([
+        {"skipped_init": init, "findings": len(found), "classes": len({f.class_name for f in found}),
+         "errors": sum(f.severity == "error" for f in found)}
+        for init, found in sorted(by_init.items(), key=lambda item: (-len(item[1]), item[0]))
+    ], indent=2)
+
+
 def _location(path: str, line: int, col: int = 1, message: str | None = None) -> dict[str, Any]:
     location: dict[str, Any] = {
         "physicalLocation": {
@@ -167,11 +182,16 @@ def read_baseline(path: str) -> set[str]:
     return set(data["fingerprints"])
 
 
-def write_baseline(path: str, findings: list[Finding]) -> None:
+def baselined(result: AuditResult) -> set[str]:
+    """What a baseline records of a run: its findings and its unresolved bases
+    (each a failure of the run until fixed, so each a thing to accept once)."""
+    return {f.fingerprint() for f in result.findings} | {u.fingerprint() for u in result.unresolved}
+
+
+def write_baseline(path: str, result: AuditResult) -> None:
     import json
 
-    data = {"tool": "vllm-sp-base", "version": __version__,
-            "fingerprints": sorted({f.fingerprint() for f in findings})}
+    data = {"tool": "vllm-sp-base", "version": __version__, "fingerprints": sorted(baselined(result))}
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2)

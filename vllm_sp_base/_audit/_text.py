@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from vllm_sp_base._audit._finding import AuditResult, Finding, Unresolved
 from vllm_sp_base._audit._finding import display_path as display
 
-FORMATS = ("grouped", "full", "concise", "json", "sarif", "github")
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 _COLOURS = {"error": "\033[1;31m", "warning": "\033[33m", "note": "\033[36m", "bold": "\033[1m",
             "dim": "\033[2m"}
@@ -31,10 +30,47 @@ class _Paint:
         return f"{_COLOURS[style]}{text}{_RESET}" if self.colour else text
 
 
-def fix_hint(finding: Finding) -> str:
-    skipper, skipped = _short(finding.skipped_by), _short(finding.skipped_init)
-    return (f"call {skipped}.__init__ from {skipper}.__init__, set self.{finding.attribute} there, "
-            f"or give it a class-level default (vllm_sp_base.SequenceParallelDefaults for the SP flags)")
+def fix_hint(found: list[Finding]) -> str:
+    """The fix for one class and skipped ``__init__``: run it, or set every
+    missing attribute; a class-level default only where the value is plain
+    (a default ``None`` for a submodule would hide the crash, not fix it), the
+    contract's mixin only for the sequence-parallel flags."""
+    from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
+
+    first = found[0]
+    skipper, skipped = _short(first.skipped_by), _short(first.skipped_init)
+    attributes = sorted({f.attribute for f in found})
+    flags = [a for a in attributes if a in SEQUENCE_PARALLEL_DEFAULTS]
+    plain = [a for a in attributes if a not in flags
+             and plain_value(next(f for f in found if f.attribute == a))]
+    hint = (f"call {skipped}.__init__ from {skipper}.__init__, or set "
+            f"{', '.join(f'self.{a}' for a in attributes)} there")
+    if flags:
+        hint += f"; for {' and '.join(flags)}: inherit vllm_sp_base.SequenceParallelDefaults"
+    if plain:
+        hint += f"; a class-level default also does for {', '.join(plain)} (set to a constant)"
+    return hint
+
+
+def plain_value(finding: Finding) -> bool:
+    """Whether the skipped ``__init__`` sets the attribute to a constant
+    (``False``, ``None``, ``0``, a tuple of them), read from its line: a
+    class-level default fits that, not a value taken from the config or a
+    module it builds (a default there would hide the crash, not fix it)."""
+    import ast
+    import linecache
+
+    line = linecache.getline(finding.skipped_path, finding.set_line).strip()
+    try:
+        tree = ast.parse(line)
+    except SyntaxError:
+        return False  # an assignment over several lines: not a simple one
+    statement = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+        return False
+    value = statement.value
+    constant = (ast.Constant, ast.UnaryOp, ast.USub, ast.Not, ast.Tuple, ast.Load)
+    return all(isinstance(node, constant) for node in ast.walk(value))
 
 
 def grouped(result: AuditResult, colour: bool = False) -> str:
@@ -61,13 +97,27 @@ def grouped(result: AuditResult, colour: bool = False) -> str:
         for f in found:
             owner, _, method = f.method.rpartition(".")
             where = f"{_short(owner)}.{method} at {display(f.read_path)}:{f.read_line}"
-            when = "while built" if f.entry == "__init__" else (f"from {f.entry}" if f.entry else "unreached")
-            if f.condition:
-                when += f", {f.condition}"
             lines.append(f"  {paint(f.severity, f'{f.severity:<7}')} {f'self.{f.attribute}':<{width}} "
-                         f"{where} ({when}){f.via}")
-        lines.append(paint("dim", f"  fix: {fix_hint(first)}"))
+                         f"{where} ({_route(f)})")
+        lines.append(paint("dim", f"  fix: {fix_hint(found)}"))
     return "\n".join(lines)
+
+
+def _route(f: Finding) -> str:
+    """How the read is reached, each class named once: ``from Draft.forward ->
+    Target.forward -> project``."""
+    start = "while built" if f.entry == "__init__" else (f"from {f.entry}" if f.entry else "unreached")
+    when = f", {f.condition}" if f.condition else ""
+    if len(f.chain) < 2:
+        return start + when
+    steps, previous = [], ""
+    for frame in f.chain:
+        owner, _, method = frame.method.rpartition(".")
+        steps.append(method if owner == previous else frame.method)
+        previous = owner
+    route = f"{'while built' if f.entry == '__init__' else 'from'} {' -> '.join(steps)}".replace(
+        "while built ", "while built: ")
+    return route + when
 
 
 def full(result: AuditResult) -> str:
@@ -124,8 +174,21 @@ def unresolved_lines(unresolved: Iterable[Unresolved]) -> list[str]:
     return lines
 
 
-def _plural(count: int, word: str, plural: str | None = None) -> str:
+def plural(count: int, word: str, plural: str | None = None) -> str:
     return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def shown(entries: list[str]) -> str:
+    """The first three, and how many more."""
+    return ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+
+
+def missing_module_hint(python_given: bool) -> str:
+    if python_given:
+        return ("hint: a module not found is installed neither in the audited paths nor in the "
+                "environment of --python")
+    return ("hint: a module not found is not installed where the audit runs: "
+            "--python /path/to/env/bin/python resolves bases from the environment that has it")
 
 
 def summary(result: AuditResult) -> str:
@@ -133,19 +196,24 @@ def summary(result: AuditResult) -> str:
     severities = Counter(f.severity for f in result.findings)
     classes = {f.class_name for f in result.findings}
     skipped = {(f.class_name, f.skipped_init) for f in result.findings}
-    counts = [_plural(severities[s], s) for s in ("error", "warning", "note") if severities[s] or s != "note"]
-    text = (f"Found {' and '.join(counts[:2]) if len(counts) < 3 else ', '.join(counts)} in "
-            f"{_plural(len(classes), 'class', 'classes')} ({_plural(len(skipped), 'skipped __init__')}); "
-            f"{_plural(result.files, 'file')} audited")
+    counts = [plural(severities[s], s) for s in ("error", "warning", "note") if severities[s] or s != "note"]
+    if result.findings:
+        text = (f"Found {' and '.join(counts[:2]) if len(counts) < 3 else ', '.join(counts)} in "
+                f"{plural(len(classes), 'class', 'classes')} ({plural(len(skipped), 'skipped __init__')})")
+    else:
+        text = "No errors or warnings"
+    text += f"; {plural(result.files, 'file')} audited"
     if result.suppressed:
-        text += f", {result.suppressed} suppressed by noqa"
+        text += f", {result.suppressed} suppressed (noqa, ignore comments)"
     bases = {(u.base, u.reason) for u in result.unresolved}
     if bases:
-        text += f"; {_plural(len(bases), 'base')} could not be resolved"
+        hidden = {u.class_name for u in result.unresolved}
+        text += (f"; {plural(len(hidden), 'class', 'classes')} with a custom __init__ not checked: "
+                 f"{plural(len(bases), 'base')} could not be resolved")
     if result.unused_noqa:
-        text += f"; {_plural(len(result.unused_noqa), 'unused noqa', 'unused noqa comments')}"
+        text += f"; {plural(len(result.unused_noqa), 'unused noqa', 'unused noqa comments')}"
     if result.diagnostics:
-        text += f"; {_plural(len(result.diagnostics), 'file')} could not be audited"
+        text += f"; {plural(len(result.diagnostics), 'file')} could not be audited"
     return text + "."
 
 

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from vllm_sp_base._upstream import _apply, _atomic, _output, _plan, _series
     except ImportError as error:  # libcst is the `upstream` extra
-        return _fail(f"needs libcst ({error.name} is missing): pip install 'vllm-sp-base[upstream]'")
+        return _fail(f"needs libcst ({error.name} is missing): from a clone of vllm-sp-base, pip install './[upstream]'")
     given = args.vllm_src
     if given is None and args.write:
         return _fail("--write rewrites a tree in place: name it with --vllm-src DIR "

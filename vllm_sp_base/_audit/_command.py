@@ -1,0 +1,239 @@
+"""One run of ``vllm-sp-base audit``: settings, paths, baseline, the report,
+what is said on stderr, the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from vllm_sp_base._audit import _report, _text
+from vllm_sp_base._audit._cache import Cache, default_dir
+from vllm_sp_base._audit._cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, installed_vllm
+from vllm_sp_base._audit._config import ConfigError, Settings, anchored, load_settings
+from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit._finding import display_path
+
+PROG = "vllm-sp-base audit"
+
+
+class _Usage(Exception):
+    """Bad input: the one line to say, exit 2."""
+
+
+def _say(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except _Usage as error:
+        _say(f"error: {error}")
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    form = args.format or settings.output_format
+    if args.statistics and form == "sarif":
+        raise _Usage("--statistics has no SARIF form (use it with a text format or json)")
+    if args.show_settings:
+        print(_show(settings, form, args))
+        return EXIT_CLEAN
+    paths = _paths(args)
+    baseline: set[str] = set()
+    if args.baseline:
+        try:
+            baseline = _report.read_baseline(args.baseline)
+        except (OSError, ValueError) as error:
+            raise _Usage(f"{args.baseline}: cannot read baseline: "
+                         f"{getattr(error, 'strerror', None) or error}") from None
+    result = AuditResult()
+    if paths:
+        cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
+        try:
+            result = audit(
+                paths, cache=Cache(cache_dir, cache_dir is not None), parse_all=args.parse_all,
+                entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
+                feature_entry_points=settings.feature_entry_points, import_path=args.python,
+                exclude=settings.exclude,
+            )
+        except FileNotFoundError as error:
+            raise _Usage(f"{error}: no such file or directory") from None
+    if args.write_baseline:
+        try:
+            _report.write_baseline(args.write_baseline, result)
+        except OSError as error:
+            raise _Usage(f"{args.write_baseline}: cannot write baseline: {error.strerror or error}") from None
+        _say(f"wrote {_text.plural(len(result.findings), 'finding')} and "
+             f"{_text.plural(len(result.unresolved), 'unresolved base')} to {args.write_baseline}")
+        return EXIT_CLEAN
+    stale = sorted(baseline - _report.baselined(result))
+    result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
+    result.unresolved = [u for u in result.unresolved if u.fingerprint() not in baseline]
+    with _report_stream(args.output_file) as out:
+        print(_report_text(result, form, args.statistics), file=out, end="")
+    if form not in ("json", "sarif", "github"):
+        _stderr(result, args, paths)
+    if stale and not args.quiet and form not in ("json", "sarif", "github"):
+        _say_stale(stale, args.baseline, paths, settings)
+    return EXIT_CLEAN if args.exit_zero else _exit_code(result, args.fail_on or settings.fail_on)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    start = os.path.commonpath([os.path.abspath(p) for p in args.paths]) if args.paths else os.getcwd()
+    try:
+        settings = load_settings(start, args.config, args.isolated)
+    except ConfigError as error:
+        raise _Usage(str(error)) from None
+    here = os.getcwd()
+    return settings.overridden(
+        args.entry_points, args.extend_entry_points, args.show_unreachable, args.feature_entry_points,
+    ).excluding(anchored(args.exclude, here), anchored(args.extend_exclude, here))
+
+
+def _show(settings: Settings, form: str, args: argparse.Namespace) -> str:
+    lines = [f"config: {settings.source or 'none (defaults)'}",
+             f"output-format: {form}",
+             f"fail-on: {','.join(sorted(args.fail_on or settings.fail_on))}",
+             f"entry-points: {','.join(settings.entry_points)}",
+             f"feature-entry-points: {','.join(settings.feature_entry_points)}",
+             f"show-unreachable: {str(settings.show_unreachable).lower()}",
+             f"exclude: {','.join(settings.exclude)}",
+             f"python: {args.python is not None and 'given (--python)' or sys.executable}"]
+    return "\n".join(lines)
+
+
+def _paths(args: argparse.Namespace) -> list[str]:
+    """The paths to audit; a file named that is no Python source is said and
+    left out (a README passed by mistake is not "1 file audited")."""
+    if not args.paths:
+        default = installed_vllm(args.python)
+        if default is None:
+            where = "the environment of --python" if args.python is not None else "this environment"
+            raise _Usage(f"vLLM is not installed in {where}; give a PATH to audit")
+        return [default]
+    paths = []
+    for path in args.paths:
+        if not os.path.exists(path):
+            raise _Usage(f"{path}: no such file or directory")
+        if os.path.isfile(path) and not _python_source(path):
+            _say(f"warning: {path}: not a Python file (neither .py nor .pyi, no python #! line): "
+                 "not audited")
+            continue
+        paths.append(path)
+    return paths
+
+
+def _python_source(path: str) -> bool:
+    if path.endswith((".py", ".pyi")):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(200)
+    except OSError:
+        return True  # said by the audit, as any file it cannot read
+    return first.startswith(b"#!") and b"python" in first
+
+
+@contextmanager
+def _report_stream(path: str | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        handle = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed below, errors said)
+    except OSError as error:
+        raise _Usage(f"{path}: cannot write: {error.strerror or error}") from None
+    with handle:
+        yield handle
+
+
+def _report_text(result: AuditResult, form: str, statistics: bool) -> str:
+    """What goes on stdout (or ``--output-file``): the report, or with
+    ``--statistics`` the counts instead. Ends with a newline unless empty."""
+    if statistics:
+        text = _report.statistics_json(result) if form == "json" else _text.statistics(result)
+    elif form == "json":
+        text = _report.as_json(result)
+    elif form == "sarif":
+        text = _report.sarif(result)
+    else:
+        colour = form == "grouped" and _colour(sys.stdout)
+        text = {"grouped": lambda r: _text.grouped(r, colour), "full": _text.full,
+                "concise": _text.concise, "github": _text.github}[form](result)
+    return text + "\n" if text else ""
+
+
+def _stderr(result: AuditResult, args: argparse.Namespace, paths: list[str]) -> None:
+    """In the text formats: what could not be checked, then the summary."""
+    for said in _text.unresolved_lines(result.unresolved):
+        _say(said)
+    if not args.quiet and any(u.reason.endswith(" not found") for u in result.unresolved):
+        _say(_text.missing_module_hint(args.python is not None))
+    for path, number in result.unused_noqa:
+        print(f"{display_path(path)}:{number}: {_text.UNUSED_NOQA}", file=sys.stderr)
+    for path, reason in result.diagnostics:
+        print(f"{display_path(path)}: cannot audit: {reason}", file=sys.stderr)
+    if result.files == 0 and not result.diagnostics:
+        _say(f"warning: No Python files found under {', '.join(paths or args.paths)}")
+    if not args.quiet:
+        print(_text.summary(result), file=sys.stderr)
+
+
+def _say_stale(stale: list[str], baseline: str, paths: list[str], settings: Settings) -> None:
+    """Entries no finding matched: fixed or renamed, or of a module whose file
+    is there but this run did not audit (excluded, or outside the paths), which
+    a rewrite from this run would drop."""
+    unaudited = _unaudited_modules(stale, paths, settings)
+    elsewhere = [s for s in stale if _module_of(s) in unaudited]
+    gone = [s for s in stale if s not in elsewhere]
+    if gone:
+        _say(f"{baseline}: {_text.plural(len(gone), 'entry', 'entries')} no finding matches any more "
+             f"(fixed, or the class renamed): {_text.shown(gone)}; refresh it with --write-baseline")
+    if elsewhere:
+        _say(f"{baseline}: {_text.plural(len(elsewhere), 'entry', 'entries')} of modules this run did "
+             f"not audit (excluded, or outside the paths given), kept: {_text.shown(elsewhere)}; "
+             "a --write-baseline from this run would drop them")
+
+
+def _module_of(entry: str) -> str:
+    return entry.split(":")[1].rpartition(".")[0]
+
+
+def _unaudited_modules(stale: list[str], paths: list[str], settings: Settings) -> set[str]:
+    """The modules of ``stale`` whose file exists under an audited path's
+    import root but was not audited."""
+    from vllm_sp_base._audit._files import discover, import_root, module_name
+
+    found = discover(paths, settings.exclude)
+    audited = {module_name(path, import_root(path)) for path in found.files}
+    roots = {import_root(os.path.abspath(p)) for p in paths}
+    unaudited = set()
+    for module in {_module_of(s) for s in stale} - audited:
+        stem = module.replace(".", os.sep)
+        if any(os.path.isfile(os.path.join(root, stem + ".py"))
+               or os.path.isfile(os.path.join(root, stem, "__init__.py")) for root in roots):
+            unaudited.add(module)
+    return unaudited
+
+
+def _exit_code(result: AuditResult, fail_on: frozenset[str]) -> int:
+    severities = {"error"} if "error" in fail_on else set()
+    if "warning" in fail_on:
+        severities |= {"error", "warning"}
+    failing = [f for f in result.findings if f.severity in severities]
+    unresolved = result.unresolved if "unresolved" in fail_on else []
+    unused = result.unused_noqa if "noqa" in fail_on else []
+    # A file the audit could not read or parse was not checked: never "clean".
+    return EXIT_FINDINGS if failing or unresolved or unused or result.diagnostics else EXIT_CLEAN
+
+
+def _colour(stream: object) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
