@@ -34,7 +34,7 @@ def main() -> None:
     if len(sys.argv) > 1:
         tree = sys.argv[1]
     else:
-        from vllm_sp_base._audit._cli import installed_vllm
+        from vllm_sp_base._audit.files._discover import installed_vllm
 
         tree = installed_vllm() or sys.exit("vLLM is not installed; give a TREE")
     files = sum(f.endswith(".py") for _, _, fs in os.walk(tree) for f in fs)
@@ -102,8 +102,8 @@ def _package() -> str:
 
 
 def _phases(tree: str) -> dict[str, float]:
-    from vllm_sp_base._audit._cache import Cache
     from vllm_sp_base._audit._engine import audit as run_audit
+    from vllm_sp_base._audit.sources._cache import Cache
 
     runs = [run_audit([tree], cache=Cache(None, False)).seconds for _ in range(3)]
     return min(runs, key=lambda seconds: sum(seconds.values()))

@@ -19,9 +19,9 @@ import tempfile
 from collections import Counter
 from typing import Any
 
-from vllm_sp_base._audit import _cache
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit.sources import _cache
+from vllm_sp_base._audit.sources._cache import Cache
 
 TREE = os.path.join(os.path.dirname(__file__), "..", "tests", "audit", "fixtures", "tree")
 _OTHERS: list[Any] = [None, True, 7, 1.5, "x", b"x", [1], ("y",), {"k": 1}]

@@ -62,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     tree = args.tree
     if tree is None:
-        from vllm_sp_base._audit._cli import installed_vllm
+        from vllm_sp_base._audit.files._discover import installed_vllm
 
         tree = installed_vllm() or sys.exit("vLLM is not installed; give a TREE")
     os.environ.pop("VLLM_SP_BASE_CACHE_DIR", None)

@@ -16,10 +16,10 @@ os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 
 def main() -> None:
+    import vllm.engine.arg_utils  # noqa: F401  (what a front-end has loaded when vLLM loads plugins)
     import vllm.plugins  # noqa: F401  (vLLM's own import cost is not the plugin's)
     from vllm.config import ParallelConfig  # noqa: F401
 
-    import vllm.engine.arg_utils  # noqa: F401  (what a front-end has loaded when vLLM loads plugins)
     from vllm_sp_base import _plugin
 
     loaded_then = sum(n.startswith("vllm.") for n in list(sys.modules))

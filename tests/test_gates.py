@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from gate_cases import COMBINATIONS, mismatches, model_flag_expression
+
 from vllm_sp_base import (
     ALL2ALL_BACKENDS,
     Layout,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit._cli import installed_vllm
+from vllm_sp_base._audit.files._discover import installed_vllm
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit import _cache
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
-from vllm_sp_base._audit._keys import content_key
-from vllm_sp_base._audit._model import ModuleInfo
-from vllm_sp_base._audit._stored import from_plain
+from vllm_sp_base._audit.files._keys import content_key
+from vllm_sp_base._audit.sources import _cache
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.sources._stored import from_plain
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 

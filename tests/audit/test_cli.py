@@ -289,14 +289,14 @@ def test_the_command_flushes_its_output_and_exit_code_before_its_hard_exit() -> 
 
 def test_the_cache_is_keyed_by_the_compiled_lexer_and_its_sources_too(tmp_path: Path) -> None:
     import vllm_sp_base._audit as audit_package
-    from vllm_sp_base._audit._cache import _tool_fingerprint
+    from vllm_sp_base._audit.sources._cache import _tool_fingerprint
 
     copy_of = tmp_path / "_audit"
     shutil.copytree(Path(audit_package.__file__).parent, copy_of,
                     ignore=shutil.ignore_patterns("__pycache__"))
     before = _tool_fingerprint(str(copy_of))
     assert _tool_fingerprint(str(copy_of)) == before
-    for changed in ("lexer/scan.c", "lexer/lex.h", "_prescan.py"):
+    for changed in ("lexer/scan.c", "lexer/lex.h", "prescan/_prescan.py", "summaries/_visitor.py"):
         path = copy_of / changed
         path.write_bytes(path.read_bytes() + b"\n")
         assert _tool_fingerprint(str(copy_of)) != before, changed
@@ -811,7 +811,7 @@ def test_another_environment_reuses_the_per_file_entries_and_keeps_each_run_reco
     # what each file says (its pre-scan and summary, keyed by its bytes) is not.
     import venv
 
-    from vllm_sp_base._audit import _sources
+    from vllm_sp_base._audit.sources import _sources
 
     _package(tmp_path / "src" / "pkg")
     env = tmp_path / "env"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
-from vllm_sp_base._audit._text import grouped
+from vllm_sp_base._audit.report._text import grouped
+from vllm_sp_base._audit.sources._cache import Cache
 
 SOURCE = textwrap.dedent("""
     from torch import nn

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
-from vllm_sp_base._audit._prescan import scan
-from vllm_sp_base._audit._summarize import summarize
+from vllm_sp_base._audit.prescan._prescan import scan
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries._summarize import summarize
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 EXPECT = re.compile(r"#\s*expect:\s*(.+)$")

@@ -26,9 +26,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from vllm_sp_base._audit import _candidates
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit.rule import _candidates
+from vllm_sp_base._audit.sources._cache import Cache
 
 ATTRS = ("a", "b", "c")
 RUNNER = textwrap.dedent(

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit import _prescan, _summarize
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
-from vllm_sp_base._audit._model import BodyDoesNotParse, ModuleInfo
-from vllm_sp_base._audit._summarize import summarize
+from vllm_sp_base._audit.prescan import _prescan
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries import _summarize
+from vllm_sp_base._audit.summaries._summaries import BodyDoesNotParse, ModuleInfo
+from vllm_sp_base._audit.summaries._summarize import summarize
 
 from .test_fixtures import TREE, expected, got
 

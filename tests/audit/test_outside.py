@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit.sources._cache import Cache
 
 MODEL = textwrap.dedent("""
     from torch import nn

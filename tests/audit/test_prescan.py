@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_sp_base._audit import _prescan
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
-from vllm_sp_base._audit._prescan import FileScan, scan
-from vllm_sp_base._audit._prescan_patterns import scan_by_patterns
+from vllm_sp_base._audit.prescan import _prescan
+from vllm_sp_base._audit.prescan._patterns import scan_by_patterns
+from vllm_sp_base._audit.prescan._prescan import scan
+from vllm_sp_base._audit.prescan._scans import FileScan
+from vllm_sp_base._audit.sources._cache import Cache
 
 pytestmark = pytest.mark.skipif(_prescan._lexer is None, reason="the C lexer is not built")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit import _candidates
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
-from vllm_sp_base._audit._workers import in_processes
+from vllm_sp_base._audit.rule import _candidates
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.sources._workers import in_processes
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 
@@ -126,7 +126,7 @@ def test_what_children_parse_reaches_the_cache(monkeypatch: pytest.MonkeyPatch, 
     audit([str(TREE)], cache=Cache(str(tmp_path / "forked"), True))
 
     def entries(directory: Path) -> set[bytes]:
-        from vllm_sp_base._audit._cache import _load
+        from vllm_sp_base._audit.sources._cache import _load
 
         (saved,) = directory.glob("*-files.cache")
         return set(_load(str(saved)))

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
-from vllm_sp_base._audit._model import ModuleInfo
-from vllm_sp_base._audit._project import ClassRef, Project
-from vllm_sp_base._audit._summarize import summarize
+from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo
+from vllm_sp_base._audit.summaries._summarize import summarize
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:

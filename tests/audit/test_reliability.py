@@ -25,10 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_sp_base._audit import _cache
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import AuditResult, audit
-from vllm_sp_base._audit._project import ClassRef, _c3_merge
+from vllm_sp_base._audit.semantics._project import ClassRef, _c3_merge
+from vllm_sp_base._audit.sources import _cache
+from vllm_sp_base._audit.sources._cache import Cache
 
 TREE = Path(__file__).with_name("fixtures") / "tree"
 

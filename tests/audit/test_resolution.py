@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit._cache import Cache
 from vllm_sp_base._audit._engine import audit
-from vllm_sp_base._audit._unresolved import TORCH_NOT_FOUND
+from vllm_sp_base._audit.semantics._unresolved import TORCH_NOT_FOUND
+from vllm_sp_base._audit.sources._cache import Cache
 
 STDLIB = textwrap.dedent("""
     import threading

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_sp_base._audit._built import only_a_base
-from vllm_sp_base._audit._model import ModuleInfo
-from vllm_sp_base._audit._project import ClassRef, Project
-from vllm_sp_base._audit._rule import Example, SkippedInitRead
-from vllm_sp_base._audit._summarize import summarize
+from vllm_sp_base._audit.rule._examples import Example
+from vllm_sp_base._audit.rule._rule import SkippedInitRead
+from vllm_sp_base._audit.semantics._built import only_a_base
+from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo
+from vllm_sp_base._audit.summaries._summarize import summarize
 
 
 def _check(example: Example) -> set[tuple[str, str, str]]:

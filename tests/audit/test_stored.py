@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit._model import ModuleInfo, attach_sources
-from vllm_sp_base._audit._prescan import scan
-from vllm_sp_base._audit._stored import BadEntry, from_plain, to_plain
-from vllm_sp_base._audit._workers import summarize_or_reason
+from vllm_sp_base._audit.prescan._prescan import scan
+from vllm_sp_base._audit.sources._stored import BadEntry, from_plain, to_plain
+from vllm_sp_base._audit.sources._workers import summarize_or_reason
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo, attach_sources
 
 
 @pytest.mark.parametrize("kind", [b"M", b"m"])

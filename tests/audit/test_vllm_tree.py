@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit import _prescan, _summarize
-from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._cli import installed_vllm
 from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit.files._discover import installed_vllm
+from vllm_sp_base._audit.prescan import _prescan
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries import _summarize
 
 DOTS3 = Path("models/dots3_note/nvidia/model.py")
 SEED_LINE = "        self.use_sequence_parallel = False\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_sp_base._audit import _workers
-from vllm_sp_base._audit._workers import in_threads
+from vllm_sp_base._audit.sources import _workers
+from vllm_sp_base._audit.sources._workers import in_threads
 
 
 def test_in_threads_returns_results_in_order(monkeypatch: pytest.MonkeyPatch) -> None:

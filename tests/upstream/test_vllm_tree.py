@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._cli import installed_vllm
 from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit.files._discover import installed_vllm
+from vllm_sp_base._audit.sources._cache import Cache
 from vllm_sp_base._main import main
 
 TESTS = Path(__file__).parent.parent

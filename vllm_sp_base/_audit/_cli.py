@@ -7,11 +7,10 @@ import argparse
 import os
 import sys
 
-from vllm_sp_base._audit._cache import default_dir
+from vllm_sp_base._audit._command import EXIT_CLEAN, EXIT_USAGE
 from vllm_sp_base._audit._config import FAIL_ON, FORMATS, fail_on
 from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+from vllm_sp_base._audit.sources._cache import default_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,8 +113,8 @@ def print_rule(args: argparse.Namespace) -> int:
     import inspect
     import textwrap
 
-    from vllm_sp_base._audit._report import RULE_DOC
-    from vllm_sp_base._audit._rule import SkippedInitRead as rule
+    from vllm_sp_base._audit.report._report import RULE_DOC
+    from vllm_sp_base._audit.rule._rule import SkippedInitRead as rule
 
     if args.code.upper() != rule.CODE:
         print(f"vllm-sp-base rule: error: unknown rule {args.code!r} (there is {rule.CODE})",
@@ -129,23 +128,6 @@ def print_rule(args: argparse.Namespace) -> int:
     print(f"\nMore examples: {len(rule.VALID)} valid and {len(rule.INVALID)} reported in the rule's "
           f"source; the whole story: {RULE_DOC}")
     return EXIT_CLEAN
-
-
-def installed_vllm(import_path: list[str] | None = None) -> str | None:
-    """The ``vllm`` package of ``import_path`` (another Python's ``sys.path``:
-    found on disk, nothing imported) or of this Python (located, not imported)."""
-    if import_path is not None:
-        for entry in import_path:
-            candidate = os.path.join(entry, "vllm")
-            if os.path.isfile(os.path.join(candidate, "__init__.py")):
-                return candidate
-        return None
-    import importlib.util
-
-    spec = importlib.util.find_spec("vllm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return next(iter(spec.submodule_search_locations))
 
 
 def _fail_on(text: str) -> frozenset[str]:

@@ -10,14 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from vllm_sp_base._audit import _report, _text
-from vllm_sp_base._audit._cache import Cache, default_dir
-from vllm_sp_base._audit._cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, installed_vllm
 from vllm_sp_base._audit._config import ConfigError, Settings, anchored, load_settings
 from vllm_sp_base._audit._engine import AuditResult, audit
-from vllm_sp_base._audit._finding import display_path
+from vllm_sp_base._audit.files._discover import installed_vllm
+from vllm_sp_base._audit.report import _report, _text
+from vllm_sp_base._audit.report._finding import display_path
+from vllm_sp_base._audit.sources._cache import Cache, default_dir
 
 PROG = "vllm-sp-base audit"
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 class _Usage(Exception):
@@ -208,7 +209,7 @@ def _module_of(entry: str) -> str:
 def _unaudited_modules(stale: list[str], paths: list[str], settings: Settings) -> set[str]:
     """The modules of ``stale`` whose file exists under an audited path's
     import root but was not audited."""
-    from vllm_sp_base._audit._files import discover, import_root, module_name
+    from vllm_sp_base._audit.files._discover import discover, import_root, module_name
 
     found = discover(paths, settings.exclude)
     audited = {module_name(path, import_root(path)) for path in found.files}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from vllm_sp_base._audit._files import DEFAULT_EXCLUDE
 from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
+from vllm_sp_base._audit.files._discover import DEFAULT_EXCLUDE
 
 SECTION = "vllm-sp-base"
 _KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "show-unreachable",

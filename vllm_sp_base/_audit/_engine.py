@@ -11,10 +11,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base import __version__
-from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._files import DEFAULT_EXCLUDE, Discovered, discover
-from vllm_sp_base._audit._finding import AuditResult
-from vllm_sp_base._audit._keys import (
+from vllm_sp_base._audit._options import (
+    DEFAULT_ENTRY_POINTS,
+    DEFAULT_FEATURE_ENTRY_POINTS,
+    RuleOptions,
+)
+from vllm_sp_base._audit.files._discover import DEFAULT_EXCLUDE, Discovered, discover
+from vllm_sp_base._audit.files._keys import (
     MAX_FILE_BYTES,
     TooBig,
     code_key,
@@ -22,14 +25,11 @@ from vllm_sp_base._audit._keys import (
     read_file,
     stat_key,
 )
-from vllm_sp_base._audit._options import (
-    DEFAULT_ENTRY_POINTS,
-    DEFAULT_FEATURE_ENTRY_POINTS,
-    RuleOptions,
-)
+from vllm_sp_base._audit.report._finding import AuditResult
+from vllm_sp_base._audit.sources._cache import Cache
 
 if TYPE_CHECKING:
-    from vllm_sp_base._audit._sources import Sources
+    from vllm_sp_base._audit.sources._sources import Sources
 
 # A run the cache answers imports only the modules above: the analysis is
 # imported where a run needs it (``_audit``, ``_check``).
@@ -76,7 +76,7 @@ def _reuse(saved: Any, roots: list[str]) -> tuple[AuditResult, FileKeys] | None:
 
 
 def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileKeys] | None:
-    from vllm_sp_base._audit._project import Project
+    from vllm_sp_base._audit.semantics._project import Project
 
     moved: FileKeys = {}
     for path, (stat, key, code) in saved["files"].items():
@@ -96,7 +96,7 @@ def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileK
     probe = Project(roots, lambda path, is_package: None)
     if any(probe.module_file(name) is not None for name in saved["missing"]):
         return None  # what did not resolve might now
-    from vllm_sp_base._audit._stored import BadEntry, result_from_plain
+    from vllm_sp_base._audit.sources._stored import BadEntry, result_from_plain
 
     try:
         return result_from_plain(saved["result"]), moved
@@ -108,7 +108,7 @@ def _record(sources: Sources, discovered: Discovered) -> FileKeys:
     """The keys a later run checks (``_reuse``): stat after the read (a file
     changed in between is seen as changed only once it changes again, as with
     any mtime-keyed cache), content, and code for the audited files."""
-    from vllm_sp_base._audit._workers import in_threads
+    from vllm_sp_base._audit.sources._workers import in_threads
 
     audited = [p for p in discovered.files if p in sources.texts]
     codes = dict(zip(audited, in_threads(lambda p: code_key(sources.texts[p]), audited)))
@@ -160,8 +160,8 @@ def _audit(
             cache.put_run(tree_key, {**saved, "files": {**saved["files"], **moved}})
             cache.save()
         return found
-    from vllm_sp_base._audit._sources import Sources
-    from vllm_sp_base._audit._workers import set_inits_of
+    from vllm_sp_base._audit.sources._sources import Sources
+    from vllm_sp_base._audit.sources._workers import set_inits_of
 
     result = AuditResult(files=len(discovered.files))
     result.diagnostics.extend(discovered.problems)
@@ -180,7 +180,7 @@ def _audit(
     result.diagnostics.sort()  # threads report in the order they finish
     result.parsed = len(sources.parsed)
     if cache.enabled:
-        from vllm_sp_base._audit._stored import result_to_plain
+        from vllm_sp_base._audit.sources._stored import result_to_plain
 
         cache.put_run(tree_key, {
             "result": result_to_plain(result),
@@ -201,9 +201,9 @@ def _check(
     options: RuleOptions,
 ) -> set[str]:
     """Runs the check into ``result``; returns the modules it looked for and did not find."""
-    from vllm_sp_base._audit._candidates import CandidateChecker, split
-    from vllm_sp_base._audit._prescan import candidate_names, scan_releases_the_gil
-    from vllm_sp_base._audit._workers import in_processes, in_threads, set_inits_of
+    from vllm_sp_base._audit.prescan._prescan import candidate_names, scan_releases_the_gil
+    from vllm_sp_base._audit.rule._candidates import CandidateChecker, split
+    from vllm_sp_base._audit.sources._workers import in_processes, in_threads, set_inits_of
 
     start = time.perf_counter()
     names: set[str] | None = None  # every class is a candidate
@@ -259,9 +259,9 @@ def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, 
     """Lines of the audited files whose ``# noqa`` names SPB001 (or one of its
     attributes) and suppressed nothing: a class header or ``__init__`` line of a
     class with no finding to hide, or a line the rule never reads a noqa on."""
-    from vllm_sp_base._audit._rule import SkippedInitRead
-    from vllm_sp_base._audit._summarize import noqa_codes
-    from vllm_sp_base._audit._suppress import MARKER, ignore_comment
+    from vllm_sp_base._audit.rule._rule import SkippedInitRead
+    from vllm_sp_base._audit.rule._suppress import MARKER, ignore_comment
+    from vllm_sp_base._audit.summaries._summarize import noqa_codes
 
     code = SkippedInitRead.CODE
     unused = []

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--write rewrites a tree in place: name it with --vllm-src DIR "
                      "(the installed vLLM is never rewritten by default)")
     if given is None:
-        from vllm_sp_base._audit._cli import installed_vllm
+        from vllm_sp_base._audit.files._discover import installed_vllm
 
         given = installed_vllm()
         if given is None:

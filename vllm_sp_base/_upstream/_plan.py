@@ -14,13 +14,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Final
 
-from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._construction import ClassModel, construct, skipped_inits
 from vllm_sp_base._audit._engine import AuditResult
-from vllm_sp_base._audit._files import discover
-from vllm_sp_base._audit._model import ClassInfo
-from vllm_sp_base._audit._project import ClassRef, MroEntry, Project
-from vllm_sp_base._audit._sources import Sources
+from vllm_sp_base._audit.files._discover import discover
+from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._construction import construct, skipped_inits
+from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.sources._sources import Sources
+from vllm_sp_base._audit.summaries._summaries import ClassInfo
 from vllm_sp_base._plugin import ANCHORS
 from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, FLAGS, MIXIN
 from vllm_sp_base._upstream._rederive import (

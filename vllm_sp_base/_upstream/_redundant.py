@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vllm_sp_base._audit._construction import ClassModel, construct
-from vllm_sp_base._audit._model import ModuleInfo
-from vllm_sp_base._audit._project import ClassRef, MroEntry
+from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._construction import construct
+from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo
 from vllm_sp_base._upstream._contract_module import FLAGS
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from vllm_sp_base._audit._files import discover
+from vllm_sp_base._audit.files._discover import discover
 from vllm_sp_base._upstream._rederive import MOE_GATE, PIPELINE_SIZE
 
 _FACTORIES: Final = frozenset({"SimpleNamespace", "Mock", "MagicMock", "NonCallableMock"})

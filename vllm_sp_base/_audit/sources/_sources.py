@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vllm_sp_base._audit._cache import Cache
-from vllm_sp_base._audit._finding import AuditResult
-from vllm_sp_base._audit._keys import MAX_FILE_BYTES, TooBig, content_key, read_file
-from vllm_sp_base._audit._model import ModuleInfo, attach_sources
-from vllm_sp_base._audit._prescan import FileScan, read_and_scan, scan, scanned
-from vllm_sp_base._audit._workers import Workers, summarize_or_reason
+from vllm_sp_base._audit.files._keys import MAX_FILE_BYTES, TooBig, content_key, read_file
+from vllm_sp_base._audit.prescan._prescan import read_and_scan, scan, scanned
+from vllm_sp_base._audit.prescan._scans import FileScan
+from vllm_sp_base._audit.report._finding import AuditResult
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.sources._workers import Workers, summarize_or_reason
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo, attach_sources
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 

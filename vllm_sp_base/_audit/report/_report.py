@@ -7,7 +7,7 @@ from typing import Any
 
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._engine import AuditResult
-from vllm_sp_base._audit._finding import Finding
+from vllm_sp_base._audit.report._finding import Finding
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 #: Where the tool and its rule are documented (``[project.urls]`` in pyproject.toml).
@@ -98,7 +98,7 @@ def _code_flow(finding: Finding) -> dict[str, Any]:
 
 
 def sarif(result: AuditResult) -> str:
-    from vllm_sp_base._audit._rule import SkippedInitRead  # its doc: only SARIF needs it
+    from vllm_sp_base._audit.rule._rule import SkippedInitRead  # its doc: only SARIF needs it
 
     rule = SkippedInitRead
     results = [

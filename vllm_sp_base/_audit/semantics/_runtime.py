@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vllm_sp_base._audit._construction import ClassModel
-from vllm_sp_base._audit._project import ClassRef
+from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._project import ClassRef
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import builtins
 import sys
 
-from vllm_sp_base._audit._finding import Unresolved
-from vllm_sp_base._audit._model import Call, ClassInfo
-from vllm_sp_base._audit._prescan import HARMLESS_EXTERNAL_BASES
-from vllm_sp_base._audit._project import EXPRESSION, ClassRef, Opaque, Project
+from vllm_sp_base._audit.prescan._prescan import HARMLESS_EXTERNAL_BASES
+from vllm_sp_base._audit.report._finding import Unresolved
+from vllm_sp_base._audit.semantics._project import EXPRESSION, ClassRef, Opaque, Project
+from vllm_sp_base._audit.summaries._events import Call
+from vllm_sp_base._audit.summaries._summaries import ClassInfo
 
 
 def chains_surely(info: ClassInfo) -> bool:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from vllm_sp_base._audit._finding import AuditResult, Finding, Unresolved
-from vllm_sp_base._audit._finding import display_path as display
+from vllm_sp_base._audit.report._finding import AuditResult, Finding, Unresolved
+from vllm_sp_base._audit.report._finding import display_path as display
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 _COLOURS = {"error": "\033[1;31m", "warning": "\033[33m", "note": "\033[36m", "bold": "\033[1m",

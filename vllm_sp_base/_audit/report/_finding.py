@@ -23,7 +23,7 @@ def display_path(path: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _import_root(directory: str) -> str:
-    from vllm_sp_base._audit._files import import_root
+    from vllm_sp_base._audit.files._discover import import_root
 
     return import_root(directory)
 
@@ -102,7 +102,7 @@ class Finding:
 
 def _class_key(path: str, class_name: str) -> str:
     """``module.Class``, the module named from the file's own packages."""
-    from vllm_sp_base._audit._files import import_root, module_name
+    from vllm_sp_base._audit.files._discover import import_root, module_name
 
     module = module_name(path, import_root(path)) if os.path.isabs(path) else ""
     module = module or class_name.rpartition(".")[0]

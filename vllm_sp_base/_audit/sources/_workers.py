@@ -10,9 +10,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from vllm_sp_base._audit._model import ModuleInfo, detach_sources
-from vllm_sp_base._audit._prescan import scan
-from vllm_sp_base._audit._summarize import summarize
+from vllm_sp_base._audit.prescan._prescan import scan
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo, detach_sources
+from vllm_sp_base._audit.summaries._summarize import summarize
 
 
 def cores() -> int:

@@ -11,23 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from vllm_sp_base._audit._finding import AuditResult, Finding, Frame, Unresolved
-from vllm_sp_base._audit._model import (
+from vllm_sp_base._audit.prescan._scans import ClassScan, FileScan
+from vllm_sp_base._audit.report._finding import AuditResult, Finding, Frame, Unresolved
+from vllm_sp_base._audit.summaries._events import (
     Assert,
-    Body,
     Call,
-    ClassInfo,
     Event,
     Import,
     Marker,
-    Method,
-    ModuleInfo,
     Read,
     Set,
     SetAny,
     SetEach,
 )
-from vllm_sp_base._audit._prescan import ClassScan, FileScan
+from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
 
 
 class BadEntry(Exception):

@@ -7,19 +7,24 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from vllm_sp_base._audit._built import only_a_base
-from vllm_sp_base._audit._finding import Finding, Unresolved
-from vllm_sp_base._audit._model import BodyDoesNotParse, ClassInfo, ModuleInfo, detach_sources
 from vllm_sp_base._audit._options import RuleOptions
-from vllm_sp_base._audit._outside import set_on_every_build
-from vllm_sp_base._audit._project import ClassRef, Project
-from vllm_sp_base._audit._rule import SkippedInitRead
-from vllm_sp_base._audit._suppress import ignored
-from vllm_sp_base._audit._unresolved import unresolved_bases
-from vllm_sp_base._audit._workers import processes
+from vllm_sp_base._audit.report._finding import Finding, Unresolved
+from vllm_sp_base._audit.rule._rule import SkippedInitRead
+from vllm_sp_base._audit.rule._suppress import ignored
+from vllm_sp_base._audit.semantics._built import only_a_base
+from vllm_sp_base._audit.semantics._outside import set_on_every_build
+from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.semantics._unresolved import unresolved_bases
+from vllm_sp_base._audit.sources._workers import processes
+from vllm_sp_base._audit.summaries._summaries import (
+    BodyDoesNotParse,
+    ClassInfo,
+    ModuleInfo,
+    detach_sources,
+)
 
 if TYPE_CHECKING:
-    from vllm_sp_base._audit._sources import Sources
+    from vllm_sp_base._audit.sources._sources import Sources
 
 #: Fewer candidate files than this per process, and forking costs more than it saves.
 FILES_PER_PROCESS = 16

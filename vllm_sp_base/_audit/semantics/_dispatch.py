@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from vllm_sp_base._audit._construction import ClassModel, Known, Reached, walk
-from vllm_sp_base._audit._model import Read
+from vllm_sp_base._audit.semantics._classes import ClassModel, Reached, walk
+from vllm_sp_base._audit.summaries._events import Known, Read
 
 
 def reach(

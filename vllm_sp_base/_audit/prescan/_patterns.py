@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from vllm_sp_base._audit._prescan import ClassScan, FileScan
+from vllm_sp_base._audit.prescan._scans import ClassScan, FileScan
 
 # Every pattern starts with a literal, so ``re`` can skip ahead with a fast
 # substring search instead of trying each position (10x on the vLLM tree).

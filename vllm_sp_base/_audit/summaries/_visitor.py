@@ -6,104 +6,32 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vllm_sp_base._audit._model import (
+from vllm_sp_base._audit.summaries._conditions import LITERAL_TYPES, EnclosingTests
+from vllm_sp_base._audit.summaries._events import (
     REQUIREMENT_SEPARATOR,
     Assert,
-    Body,
-    BodyDoesNotParse,
     Call,
+    Event,
     Import,
     Marker,
-    Method,
     Read,
     Set,
     SetAny,
     SetEach,
     local_import,
 )
-
-
-def dotted(node: ast.expr) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain (through subscripts such as ``Generic[T]``)."""
-    if isinstance(node, ast.Subscript):
-        return dotted(node.value)
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
+from vllm_sp_base._audit.summaries._syntax import (
+    constant_strings,
+    dotted,
+    import_bindings,
+    is_super,
+    swallows_attribute_error,
+)
 
 # Nodes below which no self attribute, call or branch can sit.
 _LEAVES = frozenset(
     {ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue}
 )
-
-
-#: Handlers that catch AttributeError (a bare ``except:`` too).
-_CATCHES_ATTRIBUTE_ERROR = frozenset({"AttributeError", "Exception", "BaseException"})
-
-
-def _swallows_attribute_error(handler: ast.ExceptHandler) -> bool:
-    """The handler catches AttributeError (or a base of it) and can end
-    without raising: ``except Exception as e: e.add_note(...); raise`` guards nothing."""
-    if handler.type is not None:
-        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        if not any((dotted(t) or "").rsplit(".", 1)[-1] in _CATCHES_ATTRIBUTE_ERROR for t in types):
-            return False
-    return not always_raises(handler.body)
-
-
-def always_raises(statements: Sequence[ast.stmt]) -> bool:
-    """Every path through ``statements`` ends in ``raise`` (as far as the
-    source shows: a ``return`` or a loop exit on the way lets it end)."""
-    for stmt in statements:
-        if isinstance(stmt, ast.Raise):
-            return True
-        if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
-            return False
-        if isinstance(stmt, ast.If) and always_raises(stmt.body) and always_raises(stmt.orelse):
-            return True
-        if isinstance(stmt, (ast.With, ast.AsyncWith)) and always_raises(stmt.body):
-            return True
-        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match)) and any(
-            isinstance(node, (ast.Return, ast.Break, ast.Continue)) for node in ast.walk(stmt)
-        ):
-            return False  # a way out of the handler that the source shows
-    return False
-
-
-def import_bindings(node: ast.Import | ast.ImportFrom) -> list[tuple[str, Import]]:
-    """The names an import statement binds, as Python binds them."""
-    out: list[tuple[str, Import]] = []
-    if isinstance(node, ast.ImportFrom):
-        for alias in node.names:
-            bound = "*" if alias.name == "*" else alias.asname or alias.name
-            out.append((bound, Import(node.level, node.module, None if bound == "*" else alias.name)))
-        return out
-    for alias in node.names:
-        if alias.asname:
-            out.append((alias.asname, Import(0, alias.name, None)))
-        else:
-            top = alias.name.split(".")[0]
-            out.append((top, Import(0, top, None)))
-    return out
-
-
-def constant_strings(node: ast.expr) -> tuple[str, ...] | None:
-    """The strings of a literal tuple/list/set of string constants."""
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(
-        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
-    ):
-        return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
-    return None
-
-
-def _is_super(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 class MethodVisitor(ast.NodeVisitor):
@@ -142,16 +70,16 @@ class MethodVisitor(ast.NodeVisitor):
             if type(stmt) in _ENDS_BLOCK:
                 return
 
-    def __init__(self, method: Method, self_name: str, class_name: str, line_offset: int = 0) -> None:
-        # The list itself: ``method.events`` would parse a cut body.
-        self.events = method._events
-        self.method_name = method.name
+    def __init__(
+        self, events: list[Event], method_name: str, self_name: str, class_name: str, line_offset: int = 0
+    ) -> None:
+        self.events = events  # the method's own list (``Method.events`` would parse a cut body)
+        self.method_name = method_name
         self.self_name = self_name
         self.class_name = class_name
         self.line_offset = line_offset  # a cut body is parsed on its own, from line 2
         self.depth = 0  # how many branching constructs enclose the current node
-        # The tests that enclose the current node: (test, truth it needs, its text once asked).
-        self.tests: list[list[Any]] = []
+        self.tests = EnclosingTests(self_name)
         self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
         self.guarded: set[str] = set()  # ``hasattr(self, "a")``, ``"a" in self.__dict__``
         self.loop_names: dict[str, str | tuple[str, ...]] = {}  # loop variable -> its names
@@ -177,80 +105,28 @@ class MethodVisitor(ast.NodeVisitor):
         """Visit what runs only on a condition (``test`` being ``truth``, where known)."""
         self.depth += 1
         if test is not None:
-            self.tests.append([test, truth, None])
+            self.tests.push(test, truth)
         self.visit_block(nodes)
         if test is not None:
             self.tests.pop()
         self.depth -= 1
 
-    def _condition(self) -> tuple[str | None, str]:
-        """The innermost test's text, and what the enclosing tests need of ``self``."""
-        if not self.tests:
-            return None, ""
-        innermost = self.tests[-1]
-        if innermost[2] is None:  # unparsed once, and only where an event sits under it
-            test, truth = innermost[0], innermost[1]
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test, truth = test.operand, not truth  # ``else`` of ``if not x``: ``x``
-            text = ast.unparse(test)
-            if not truth:
-                text = f"not ({text})" if " " in text else f"not {text}"
-            innermost[2] = text if len(text) <= _CONDITION_CHARS else text[:_CONDITION_CHARS - 3] + "..."
-        needs = [r for test, truth, _ in self.tests for r in self._requirements(test, truth)]
-        return innermost[2], REQUIREMENT_SEPARATOR.join(needs)
-
-    def _requirements(self, test: ast.expr, truth: bool) -> list[str]:
-        """What ``test`` being ``truth`` says of the instance's attributes
-        (spelled as ``requirements`` reads them)."""
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._requirements(test.operand, not truth)
-        chain = self._self_chain(test)
-        if chain is not None:
-            return [chain if truth else "!" + chain]
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
-            return [r for value in test.values for r in self._requirements(value, truth)]
-        if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            left, op, right = test.left, test.ops[0], test.comparators[0]
-            if isinstance(left, ast.Constant):
-                left, right = right, left
-            chain = self._self_chain(left)
-            if chain is None or not (isinstance(right, ast.Constant) and type(right.value) in _LITERAL_TYPES):
-                return []
-            if isinstance(op, (ast.Is, ast.IsNot)) and right.value not in (None, True, False):
-                return []  # identity of another literal: not what == says
-            if isinstance(op, (ast.Eq, ast.Is)):
-                equal = truth
-            elif isinstance(op, (ast.NotEq, ast.IsNot)):
-                equal = not truth
-            else:
-                return []
-            return [f"{chain}{'==' if equal else '!='}{right.value!r}"]
-        return []
-
-    def _self_chain(self, node: ast.expr) -> str | None:
-        """``a.b`` for ``self.a.b``: what a test reads of the instance."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        return ".".join(reversed(parts)) if parts and self._is_self(node) else None
-
     def visit_Assert(self, node: ast.Assert) -> None:
         self.visit(node.test)
         if node.msg is not None:
             self._branch([node.msg])
-        needs = self._requirements(node.test, True)
+        needs = self.tests.requirements(node.test, True)
         if needs:
             self.events.append(Assert(REQUIREMENT_SEPARATOR.join(needs), self._line(node), self.depth > 0))
 
     def _read(self, attr: str, node: ast.expr) -> None:
         if not self.catching:
-            condition, requires = self._condition()
+            condition, requires = self.tests.current()
             self.events.append(Read(attr, self._line(node), node.col_offset, self.depth > 0, condition, requires))
 
     def _set(self, attr: str, node: ast.expr | ast.stmt, value: ast.expr | None = None) -> None:
         literal = None
-        if isinstance(value, ast.Constant) and type(value.value) in _LITERAL_TYPES:
+        if isinstance(value, ast.Constant) and type(value.value) in LITERAL_TYPES:
             literal = repr(value.value)
         self.events.append(Set(attr, self._line(node), self.depth > 0, literal))
 
@@ -313,7 +189,7 @@ class MethodVisitor(ast.NodeVisitor):
     def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
         # The body runs as any code does (an exception ends it either way); a
         # read in it may be caught; handlers and else may not run.
-        catches = any(_swallows_attribute_error(h) for h in node.handlers)
+        catches = any(swallows_attribute_error(h) for h in node.handlers)
         self.catching += catches
         self.visit_block(node.body)
         self.catching -= catches
@@ -336,12 +212,11 @@ class MethodVisitor(ast.NodeVisitor):
         self.visit(node.values[0])
         truth = isinstance(node.op, ast.And)
         self.depth += 1
-        pushed = 0
         for before, value in zip(node.values, node.values[1:]):
-            self.tests.append([before, truth, None])
-            pushed += 1
+            self.tests.push(before, truth)
             self.visit(value)
-        del self.tests[len(self.tests) - pushed:]
+        for _ in node.values[1:]:
+            self.tests.pop()
         self.depth -= 1
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
@@ -524,9 +399,9 @@ class MethodVisitor(ast.NodeVisitor):
 
     def _visit_method_call(self, func: ast.Attribute, node: ast.Call) -> None:
         owner, args = func.value, node.args
-        if func.attr == "__setattr__" and (_is_super(owner) or (args and self._is_self(args[0]))):
+        if func.attr == "__setattr__" and (is_super(owner) or (args and self._is_self(args[0]))):
             # object.__setattr__(self, "a", v) / super().__setattr__("a", v)
-            rest = args if _is_super(owner) else args[1:]
+            rest = args if is_super(owner) else args[1:]
             for arg in rest[1:]:
                 self.visit(arg)
             if rest:
@@ -565,10 +440,10 @@ class MethodVisitor(ast.NodeVisitor):
         conditional = self.depth > 0 or self.catching > 0
         line = self._line(node)
         caught = self.catching > 0
-        condition, requires = self._condition()
+        condition, requires = self.tests.current()
         if self._is_self(owner):
             return Call("self", None, name, line, conditional, caught, node.func.col_offset, condition, requires)
-        if _is_super(owner):
+        if is_super(owner):
             super_args = owner.args  # type: ignore[attr-defined]
             if not super_args:
                 return Call("super", None, name, line, conditional, caught, 0, condition, requires)
@@ -596,13 +471,9 @@ class MethodVisitor(ast.NodeVisitor):
         return None if imp is None else local_import(imp)
 
 
-#: How much of a test's source a finding carries (long tests are cut, marked ``...``).
-_CONDITION_CHARS = 160
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 #: Statements after which nothing in their block runs.
 _ENDS_BLOCK = frozenset({ast.Return, ast.Raise, ast.Break, ast.Continue})
-#: What a ``Set`` records the value of: literals whose truth is known.
-_LITERAL_TYPES = (bool, type(None), int, float, str)
 #: ``self.register_buffer("a", t)`` and the like: torch's ``nn.Module`` makes
 #: ``self.a`` answer from then on.
 _REGISTERS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
@@ -615,32 +486,3 @@ _DISPATCH: dict[type[ast.AST], Callable[[MethodVisitor, Any], None]] = {
     for name, function in vars(MethodVisitor).items()
     if name.startswith("visit_") and hasattr(ast, name[len("visit_"):])
 }
-
-
-def summarize_body(method: Method, body: Body) -> None:
-    """Fill in ``method`` from its cut ``body``, parsed on its own.
-
-    Raises BodyDoesNotParse where it is not valid Python: a syntax error in
-    a body is found when the body is first needed, not when the module is."""
-    try:
-        tree = ast.parse(b"if 1:\n" + body.source[body.start : body.end])
-        statements = tree.body[0].body  # type: ignore[attr-defined]
-        line_offset = body.first_line - 2
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        # What the whole module's parse says, with its line numbers.
-        try:
-            module = ast.parse(body.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            line = getattr(error, "lineno", None)
-            raise BodyDoesNotParse(body.path, (
-                f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
-            )) from None
-        statements = next(
-            node.body for node in ast.walk(module)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and (node.lineno, node.name) == (method.line, method.name)
-        )
-        line_offset = 0
-    visitor = MethodVisitor(method, body.self_name, body.class_name, line_offset)
-    visitor.visit_block(statements)
-    visitor.finish()

@@ -6,8 +6,10 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from vllm_sp_base._audit._methods import MethodVisitor, constant_strings, dotted, import_bindings
-from vllm_sp_base._audit._model import Body, ClassInfo, Import, Method, ModuleInfo
+from vllm_sp_base._audit.summaries._events import Import
+from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
+from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings
+from vllm_sp_base._audit.summaries._visitor import MethodVisitor
 
 try:
     from vllm_sp_base._audit import _lexer
@@ -56,7 +58,7 @@ def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, modul
     method = Method(node.name, node.lineno, is_property=is_property)
     if not args:
         return method
-    visitor = MethodVisitor(method, args[0].arg, class_name)
+    visitor = MethodVisitor(method._events, method.name, args[0].arg, class_name)
     visitor.visit_block(node.body)
     visitor.finish()
     return method

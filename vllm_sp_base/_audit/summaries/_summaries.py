@@ -1,160 +1,15 @@
-"""Plain, picklable summaries of a module: what the rule needs and nothing more."""
+"""Plain summaries of a module: its classes, their methods (each parsed the
+first time its events are asked for) and its imports: what the rule needs and
+nothing more."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-
-@dataclass(slots=True)
-class Read:
-    """``self.<attr>`` read (also ``getattr(self, "attr")`` and ``self.attr += ...``)."""
-
-    attr: str
-    line: int
-    col: int
-    conditional: bool  # under an if/loop/try/boolean branch
-    condition: str | None = None  # the source of the innermost test it runs under
-    requires: str = ""  # see ``requirements``
-
-
-@dataclass(slots=True)
-class Set:
-    """``self.<attr> = ...`` and the other spellings that bind an instance attribute
-    (``setattr(self, "a", v)``, ``object.__setattr__(self, "a", v)``,
-    ``self.__dict__.update({"a": v})``, ``self.__dict__["a"] = v``)."""
-
-    attr: str
-    line: int
-    conditional: bool
-    value: str | None = None  # the literal it binds (``"False"``, ``"None"``, ``"3"``), if one
-
-
-@dataclass(slots=True)
-class SetEach:
-    """``for name in NAMES: setattr(self, name, ...)``: sets each string of the
-    module-level (or, ``on_class``, class-level) constant ``NAMES``, resolved
-    by whoever knows the module and the MRO."""
-
-    constant: str
-    line: int
-    conditional: bool
-    on_class: bool = False  # ``for name in self.NAMES``: a class-level constant
-
-
-@dataclass(slots=True)
-class SetAny:
-    """An attribute set under a name not known from the source (``setattr(self,
-    key, v)``, ``self.__dict__.update(kwargs)``): any attribute may be set."""
-
-    line: int
-    conditional: bool
-
-
-@dataclass(slots=True)
-class Call:
-    """A call that runs a method on ``self``.
-
-    kind ``self``: ``self.name(...)``, looked up from the instance's class;
-    ``super``: ``super().name(...)``, from after the calling method's class;
-    ``super_of``: ``super(X, self).name(...)``, from after X (``target``);
-    ``explicit``: ``X.name(self, ...)``, from X. ``caught``: inside a ``try``
-    whose handler swallows AttributeError: what it reads cannot crash the caller.
-
-    A ``self`` call that finds no method, property or class attribute reads
-    an instance attribute (``self.norm(x)``, a submodule): the walk says so."""
-
-    kind: str
-    target: str | None
-    name: str
-    line: int
-    conditional: bool
-    caught: bool = False
-    col: int = 0
-    condition: str | None = None  # as ``Read``'s
-    requires: str = ""
-    # Where ``target``'s first name comes from when the method imports it
-    # itself (``import torch.nn as nn`` in the body): ``Import`` spelled
-    # ``"<dots><module>:<name>"`` (see ``local_import``); None: the module's names.
-    imported: str | None = None
-
-
-@dataclass(slots=True)
-class Marker:
-    """Something the method does that decides how its class is checked.
-
-    kind ``returns_other``: ``__new__`` returns what another call builds, so
-    ``C(...)`` may not be a C; ``raises_attribute_error``: the method raises
-    AttributeError itself (a ``__getattr__`` that does is no fallback)."""
-
-    kind: str
-    line: int
-
-
-@dataclass(slots=True)
-class Assert:
-    """``assert <test>``: past it, what the test says of the instance holds
-    (``requires``, spelled as ``Read.requires``)."""
-
-    requires: str
-    line: int
-    conditional: bool
-
-
-Event = Read | Set | SetEach | SetAny | Call | Marker | Assert
-
-
-#: How ``Read.requires`` joins its requirements (a literal's repr has no raw newline).
-REQUIREMENT_SEPARATOR = "\n"
-
-
-def requirements(requires: str) -> list[tuple[str, str, str]]:
-    """``Read.requires`` / ``Call.requires``: what the enclosing tests need of
-    the instance's attributes for the event to run, as (attribute, test,
-    literal): test ``true``/``false`` (``if self.a:``, the ``else`` of it),
-    ``==``/``!=`` against the literal's repr (``if self.kind == "full":``,
-    ``self.cache is None``). Spelled ``a``, ``!a``, ``a==<repr>``, ``a!=<repr>``."""
-    found = []
-    for requirement in requires.split(REQUIREMENT_SEPARATOR):
-        if not requirement:
-            continue
-        attr, eq, literal = requirement.partition("==")
-        if eq:
-            found.append((attr, "==", literal))
-            continue
-        attr, ne, literal = requirement.partition("!=")
-        if ne:
-            found.append((attr, "!=", literal))
-        elif requirement.startswith("!"):
-            found.append((requirement[1:], "false", ""))
-        else:
-            found.append((requirement, "true", ""))
-    return found
-
-
-def holds(test: str, literal: str, value: str) -> bool:
-    """Whether an attribute bound to the literal ``value`` passes ``test``."""
-    if test == "true":
-        return value not in FALSE_LITERALS
-    if test == "false":
-        return value in FALSE_LITERALS
-    return (value == literal) == (test == "==")
-
-
-def excludes(fact: tuple[str, str], needed: tuple[str, str]) -> bool:
-    """Whether an attribute known to pass ``fact`` (test, literal) surely fails
-    ``needed``: ``== False`` excludes ``true``; ``!= None`` excludes ``== None``."""
-    (known, known_literal), (test, literal) = fact, needed
-    if known == "==":
-        return not holds(test, literal, known_literal)
-    if test == "==":
-        return not holds(known, known_literal, literal)
-    return {known, test} == {"true", "false"}
-
-
-#: Literals that are false (``Set.value``): what ``if self.flag:`` tests.
-FALSE_LITERALS = frozenset({"False", "None", "0", "0.0", "''", '""', "()", "[]", "{}"})
-
+from vllm_sp_base._audit.summaries._events import Call, Event, Import, Read, Set
+from vllm_sp_base._audit.summaries._visitor import MethodVisitor
 
 #: Spellings through which a body can set or read an attribute it does not name
 #: (``getattr``/``setattr``/``hasattr``, ``__setattr__``, ``self.__dict__``).
@@ -220,8 +75,6 @@ class Method:
 
     def _loaded(self) -> Method:
         if self._body is not None:
-            from vllm_sp_base._audit._methods import summarize_body
-
             body, self._body = self._body, None
             try:
                 summarize_body(self, body)
@@ -295,24 +148,6 @@ class ClassInfo:
 
 
 @dataclass(slots=True)
-class Import:
-    level: int
-    module: str | None
-    name: str | None  # None: ``import module`` binds the module itself
-
-
-def local_import(imp: Import) -> str:
-    """``imp`` as a plain string, for a ``Call`` that names a locally imported class."""
-    return f"{'.' * imp.level}{imp.module or ''}:{imp.name or ''}"
-
-
-def parse_local_import(spelled: str) -> Import:
-    where, _, name = spelled.partition(":")
-    module = where.lstrip(".")
-    return Import(len(where) - len(module), module or None, name or None)
-
-
-@dataclass(slots=True)
 class ModuleInfo:
     imports: dict[str, Import]
     aliases: dict[str, str]  # module-level ``Name = dotted.name``
@@ -342,3 +177,32 @@ def attach_sources(info: ModuleInfo, source: bytes, path: str) -> None:
             if method._body is not None:
                 method._body.source = source
                 method._body.path = path
+
+
+def summarize_body(method: Method, body: Body) -> None:
+    """Fill in ``method`` from its cut ``body``, parsed on its own.
+
+    Raises BodyDoesNotParse where it is not valid Python: a syntax error in
+    a body is found when the body is first needed, not when the module is."""
+    try:
+        tree = ast.parse(b"if 1:\n" + body.source[body.start : body.end])
+        statements = tree.body[0].body  # type: ignore[attr-defined]
+        line_offset = body.first_line - 2
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # What the whole module's parse says, with its line numbers.
+        try:
+            module = ast.parse(body.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            line = getattr(error, "lineno", None)
+            raise BodyDoesNotParse(body.path, (
+                f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
+            )) from None
+        statements = next(
+            node.body for node in ast.walk(module)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (node.lineno, node.name) == (method.line, method.name)
+        )
+        line_offset = 0
+    visitor = MethodVisitor(method._events, method.name, body.self_name, body.class_name, line_offset)
+    visitor.visit_block(statements)
+    visitor.finish()

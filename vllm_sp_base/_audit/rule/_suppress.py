@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vllm_sp_base._audit._model import ClassInfo
+from vllm_sp_base._audit.summaries._summaries import ClassInfo
 
 MARKER = b"vllm-sp-base:"
 _IGNORE = re.compile(rb"#\s*vllm-sp-base:\s*ignore\[([^\]]*)\]")

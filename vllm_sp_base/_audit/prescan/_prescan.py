@@ -13,27 +13,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from vllm_sp_base._audit.prescan._scans import ClassScan, FileScan
+
 try:
     from vllm_sp_base._audit import _lexer
 except ImportError:  # not compiled here: regular expressions read the text
     _lexer = None  # type: ignore[assignment]
-
-
-@dataclass(slots=True)
-class ClassScan:
-    name: str
-    bases: tuple[str, ...]  # last dotted component of each base, in order
-    dotted_bases: tuple[str, ...]  # bases written as ``module.Name``: may be installed classes
-    has_init: bool
-    init_chains: bool  # body-level, unconditional ``super().__init__(``
-    init_sets: bool  # the ``__init__`` assigns some ``self.<attr>``
-
-
-@dataclass(slots=True)
-class FileScan:
-    classes: list[ClassScan]
-    aliases: list[tuple[str, str]]  # (alias, original)
-    imported: list[tuple[str, str]]  # (local name, absolute module) of ``from M import``
 
 
 def scan(text: bytes) -> FileScan:
@@ -50,7 +35,7 @@ def scanned(text: bytes, found: _lexer._Scanned | None) -> FileScan:
         classes, aliases, imported = found
         result = FileScan([ClassScan(*c) for c in classes], aliases, imported)
         return result if text.isascii() else _normalised(result)
-    from vllm_sp_base._audit._prescan_patterns import scan_by_patterns
+    from vllm_sp_base._audit.prescan._patterns import scan_by_patterns
 
     if b"\r" in text:  # a lone carriage return ends a line too (CPython reads old Mac files)
         text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

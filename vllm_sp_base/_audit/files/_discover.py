@@ -145,3 +145,20 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
                 else:  # a FIFO, a device, or a link to one
                     found.problems.append((entry.path, "not a regular file"))
         stack += reversed(subdirs)
+
+
+def installed_vllm(import_path: list[str] | None = None) -> str | None:
+    """The ``vllm`` package of ``import_path`` (another Python's ``sys.path``:
+    found on disk, nothing imported) or of this Python (located, not imported)."""
+    if import_path is not None:
+        for entry in import_path:
+            candidate = os.path.join(entry, "vllm")
+            if os.path.isfile(os.path.join(candidate, "__init__.py")):
+                return candidate
+        return None
+    import importlib.util
+
+    spec = importlib.util.find_spec("vllm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(iter(spec.submodule_search_locations))

@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vllm_sp_base._audit._model import ClassInfo, Import, ModuleInfo
+from vllm_sp_base._audit.summaries._events import Import
+from vllm_sp_base._audit.summaries._summaries import ClassInfo, ModuleInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from vllm_sp_base import __version__
 _FORMAT = 3
 
 
-def _tool_fingerprint(here: str = os.path.dirname(os.path.abspath(__file__))) -> str:
+def _tool_fingerprint(here: str = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) -> str:
     """The version plus a digest of the audit's own code (its Python, its C
     sources and the compiled lexer, if any), so a changed analysis never reads
     results an older one cached (editable installs included)."""
@@ -170,7 +170,7 @@ class Cache:
         plain = self.entries.get(key)
         if plain is None:
             return None
-        from vllm_sp_base._audit._stored import BadEntry, from_plain
+        from vllm_sp_base._audit.sources._stored import BadEntry, from_plain
 
         try:
             return from_plain(plain)
@@ -203,7 +203,7 @@ class Cache:
         if not self.enabled:
             return
         if "files" in self._dirty:
-            from vllm_sp_base._audit._stored import to_plain
+            from vllm_sp_base._audit.sources._stored import to_plain
 
             entries = self.entries
             for key, value in self._added.items():

@@ -1,0 +1,1 @@
+"""The source-text pass that decides which classes can have a finding."""

@@ -1,0 +1,1 @@
+"""Findings and what a person or a tool reads of them."""

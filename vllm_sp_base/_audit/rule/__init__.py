@@ -1,0 +1,1 @@
+"""SPB001 and the checking of candidate classes."""

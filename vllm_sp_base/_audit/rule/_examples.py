@@ -1,0 +1,602 @@
+"""SPB001's examples (fixit style): each a module, dedented, and what the rule
+reports on it. ``tests/audit/test_rule_examples.py`` is generated from them."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Example:
+    """A module, dedented, and what the rule reports on it: (class, attribute, severity)."""
+
+    source: str
+    expect: tuple[tuple[str, str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
+
+
+#: Modules on which the rule reports nothing.
+VALID = (
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.flag = False
+            def forward(self):
+                return self.flag
+        class Child(Base):
+            def __init__(self):
+                super().__init__()  # runs the parent's __init__
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            flag = False  # a class-level default: the contract's fix
+            def __init__(self):
+                self.flag = True
+            def forward(self):
+                return self.flag
+        class Child(Base):
+            def __init__(self):
+                pass
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.flag = False
+            def forward(self):
+                return self.flag
+        class Child(Base):
+            def __init__(self):
+                self._setup()  # sets it itself, through a helper
+            def _setup(self):
+                self.flag = True
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self._f = 1
+            @property
+            def flag(self):  # a property of that name
+                return False
+            def forward(self):
+                return self.flag
+        class Child(Base):
+            def __init__(self):
+                pass
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.flag = False
+            def forward(self):
+                return self.flag
+        class Child(Base):
+            def __init__(self):
+                Base.__init__(self=self)  # explicit, self by keyword
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self, size):
+                self.size = size
+            def forward(self):
+                return self.size
+        class Partitioned(Base):
+            def __init__(self, size):
+                self._init_partition(size)
+            def _init_partition(self, size):
+                super().__init__(size)  # the parent's __init__, run from a helper
+        class Sharded(Partitioned):
+            def __init__(self, size):
+                super()._init_partition(size)  # and from the parent's helper
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.scale = 2
+            def forward(self):
+                return self.scale
+        class Factory(Base):
+            def __new__(cls, kind):
+                return Base()  # C(...) builds something else: checked as that
+            def __init__(self, kind):
+                pass
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.cache = {}
+            def lookup(self, key):
+                return self.cache[key]
+        class Double(Base):
+            def __init__(self):
+                pass
+            def forward(self):
+                return 0  # nothing that runs on a Double reads self.cache
+    """),
+    Example("""
+        from torch import nn
+        class Embedding(nn.Module):
+            def __init__(self):
+                self.weight = 1
+            def forward(self):
+                return self.weight
+        class _Inert(Embedding):
+            def __init__(self):
+                pass  # only ever a base: the classes built from it are checked
+        class Parallel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = 2
+        class Rebased(Parallel, _Inert):
+            pass
+    """),
+    Example("""
+        from torch import nn
+        _COPIED = ("hidden", "heads")
+        class Base(nn.Module):
+            def __init__(self, cfg):
+                self.hidden = cfg.hidden
+                self.heads = cfg.heads
+            def forward(self):
+                return self.hidden * self.heads
+        class Copy(Base):
+            def __init__(self, other):
+                for name in _COPIED:  # a computed but constant name
+                    setattr(self, name, getattr(other, name))
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self, cfg):
+                self.hidden = cfg.hidden
+            def forward(self):
+                return self.hidden
+        class Offloaded(Base):
+            _COPIED = ("hidden",)
+            def __init__(self, source):
+                nn.Module.__init__(self)
+                for name in self._COPIED:  # a class-level constant
+                    setattr(self, name, getattr(source, name))
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.a = 1
+                self.b = 2
+                self.c = 3
+                self.d = 4
+            def forward(self):
+                x = self.a if hasattr(self, "a") else 0
+                y = self.b if "b" in self.__dict__ else 0
+                z = getattr(self, "c", 0)
+                try:
+                    w = self.d
+                except AttributeError:
+                    w = 0
+                return x + y + z + w
+        class Guarded(Base):
+            def __init__(self):
+                pass
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.table = {}
+            def forward(self, x):
+                return self.lookup(x)
+            def lookup(self, x):
+                return self.table[x]
+        class Own(Base):
+            def __init__(self):
+                pass
+            def forward(self, x):  # the only caller of lookup, overridden
+                return x
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.flag = False
+            def forward(self):
+                return self.flag
+        class Frozen(Base):
+            def __init__(self):
+                object.__setattr__(self, "flag", True)  # other spellings of a set
+        class Updated(Base):
+            def __init__(self):
+                self.__dict__.update({"flag": True})
+    """),
+    Example("""
+        from torch import nn
+        class Embedding(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter()
+                self.scale = 1
+            def forward(self, x):
+                return self.weight[x] * self.scale
+        class Holder(Embedding):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self._parameters["weight"] = nn.Parameter()  # served by Module.__getattr__
+                self.register_buffer("scale", None)
+    """),
+    Example("""
+        from torch import nn
+        class Runner(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.enable_pdmux = cfg.pdmux
+                self.stream_groups = []
+            def forward(self):
+                if self.enable_pdmux:
+                    return self.stream_groups
+                return None
+        class Draft(Runner):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.enable_pdmux = False  # decides the test: stream_groups is never read
+    """),
+    Example("""
+        from torch import nn
+        class Layer(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.layer_type = cfg.layer_type
+                self.cache = cfg.cache
+                self.linear_attn = nn.Identity()
+                self.cache_proj = nn.Identity()
+            def forward(self, x):
+                if self.layer_type == "linear_attention":
+                    x = self.linear_attn(x)
+                if self.cache is not None and x:
+                    x = self.cache_proj(x)
+                return x
+        class Draft(Layer):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.layer_type = "full_attention"  # decides == and is None tests too
+                self.cache = None
+    """),
+    Example("""
+        from torch import nn
+        class Attention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+                if config.q_lora_rank is None:
+                    self.linear_q_proj = nn.Identity()
+                else:
+                    self.linear_q_down_proj = nn.Identity()
+            def forward(self, x):
+                if self.config.q_lora_rank is None:
+                    return self.linear_q_proj(x)
+                return self.linear_q_down_proj(x)
+        class Fused(Attention):
+            def __init__(self, config):
+                nn.Module.__init__(self)
+                self.config = config
+                assert self.config.q_lora_rank is not None  # decides the test in forward
+                self.linear_q_down_proj = nn.Identity()
+    """),
+    Example("""
+        class Cache:
+            def __init__(self):
+                self.table = {}
+            def lookup(self, key):
+                return self.table[key]
+        class Double(Cache):
+            def __init__(self):
+                pass  # a plain class no engine drives: checked while built only
+    """),
+    Example("""
+        from torch import nn
+        class MoE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.moe_layers = []
+                self.num_moe_layers = 0
+            def set_eplb_state(self, state):
+                return [layer(state) for layer in self.moe_layers]
+        class Inner(MoE):
+            def __init__(self):
+                nn.Module.__init__(self)  # no num_moe_layers: the engine never runs EPLB on it
+    """),
+    Example("""
+        class Module:
+            def __init__(self):
+                self.training = True
+        class Base(Module):
+            def __init__(self):
+                Module.__init__(self)
+                self.flag = False
+            def forward(self):
+                return self.flag and self.training
+        class Child(Base):
+            def __init__(self):
+                from example import Base as Parent  # bound inside the method
+                Parent.__init__(self)
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.weight = 1
+                self.impl = None
+            def forward(self, x):
+                def gemm(x):  # defined, stored, never called here
+                    return self.weight * x
+                self.gemm = gemm
+                self.late = lambda: self.impl
+                return x
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.norm = None
+            def norm_of(self, x):
+                return x
+            def forward(self, x):
+                try:
+                    return self.norm(x)
+                except AttributeError:  # swallowed: the fallback runs
+                    return self.norm_of(x)
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """),
+)
+
+#: Modules and what the rule reports on each.
+INVALID = (
+    Example("""
+        class Module:
+            pass
+        class Base(Module):
+            def __init__(self):
+                Module.__init__(self)
+                self.flag = False
+            def forward(self):
+                if self.flag:
+                    return 1
+                return 0
+        class Child(Base):
+            def __init__(self):
+                Module.__init__(self)  # the seed: skips Base.__init__
+    """, (("Child", "flag", "error"),)),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.flag = False
+            def forward(self, x):
+                if x:
+                    return self.flag  # reached under a condition
+        class Child(Base):
+            def __init__(self):
+                pass
+    """, (("Child", "flag", "warning"),)),
+    Example("""
+        from torch import nn
+        class A(nn.Module):
+            def __init__(self):
+                self.flag = 1
+        class B(A):
+            def __init__(self):
+                super().__init__()
+                self.size = 2
+            def load_weights(self):
+                return self.size
+        class C(B):
+            def __init__(self):
+                super(B, self).__init__()  # jumps over B.__init__
+    """, (("C", "size", "error"),)),
+    Example("""
+        from torch import nn
+        class Mixin:
+            def __init__(self):
+                self.extra = 1  # and no super().__init__()
+        class Base(nn.Module):
+            def __init__(self):
+                self.flag = False
+            def __call__(self):
+                return self.flag
+        class Both(Mixin, Base):
+            pass
+    """, (("Both", "flag", "error"),)),
+    Example("""
+        class Module:
+            pass
+        class Base(Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.scale = cfg.scale
+            def forward(self, x):
+                return x * self.scale
+        class Draft(Base):
+            def __init__(self, cfg):
+                Module.__init__(self)
+            def forward(self, x):
+                return super().forward(x) + 1  # an override that calls the parent
+    """, (("Draft", "scale", "error"),)),
+    Example("""
+        from torch import nn
+        class Grandparent(nn.Module):
+            def __init__(self):
+                pass
+        class Parent(Grandparent):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+        class Child(Parent):
+            def __init__(self, cfg):
+                super(Parent, self).__init__()
+                self.layers = build(self.cfg)  # fails while it is built
+    """, (("Child", "cfg", "error"),)),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                self.mode = "x"
+            def forward(self, x):
+                if x:
+                    self.trace()
+                return self.prepare()
+            def trace(self):
+                return self.mode
+            def prepare(self):
+                return self.mode  # the read that fails first on the common path
+        class Child(Base):
+            def __init__(self):
+                pass
+    """, (("Child", "mode", "error"),)),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.Identity()
+            def forward(self, x):
+                return self.norm(x)  # calling a submodule reads it
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "norm", "error"),)),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList()
+                self.proj = nn.Linear(1, 1)
+                self.lock = None
+                self.cache = {}
+                self.scales = []
+            def forward(self, x):
+                with self.lock:
+                    x = self.proj.weight @ x
+                h = [m(x) for m in self.layers]
+                return self.cache[0], h, {s: 1 for s in self.scales}
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "cache", "error"), ("Child", "layers", "error"), ("Child", "lock", "error"),
+          ("Child", "proj", "error"), ("Child", "scales", "error"))),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.vision = None
+            def forward(self, x):
+                try:
+                    return self.vision(x)
+                except Exception as error:  # re-raised: no guard
+                    error.add_note("while encoding")
+                    raise
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "vision", "error"),)),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                def scaled(y):
+                    return y * self.scale
+                return scaled(x)  # a local function runs where it is called
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),)),
+    Example("""
+        from torch import nn
+        class MoE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.moe_layers = []
+                self.num_moe_layers = 0
+            def set_eplb_state(self, state):
+                return [layer(state) for layer in self.moe_layers]
+        class Outer(MoE):
+            def __init__(self, layers):
+                nn.Module.__init__(self)
+                self.num_moe_layers = layers  # passes the engine's check: EPLB calls it
+    """, (("Outer", "moe_layers", "warning"),)),
+    Example("""
+        from torch import nn
+        class Runner(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.enable_pdmux = cfg.pdmux
+                self.stream_groups = []
+            def forward(self):
+                if self.enable_pdmux:
+                    return self.stream_groups
+                return None
+        class Draft(Runner):
+            def __init__(self, cfg):
+                nn.Module.__init__(self)
+                self.enable_pdmux = cfg.pdmux  # a setting: the read happens when it is on
+    """, (("Draft", "stream_groups", "warning"),)),
+    Example("""
+        class WorkerBase:
+            def __init__(self, config):
+                self.model_runner = config.runner
+            def execute_model(self, batch):
+                return self.model_runner.execute(batch)
+        class Worker(WorkerBase):
+            pass
+        class DraftWorker(Worker):
+            def __init__(self, config):
+                self.config = config  # skips WorkerBase.__init__: the executor drives it
+    """, (("DraftWorker", "model_runner", "error"),)),
+    Example("""
+        from torch import nn
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._scale = 2
+            @property
+            def scale(self):  # reading self.scale runs this
+                return self._scale
+            def forward(self, x):
+                return x * self.scale
+        class Child(Scaled):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "_scale", "error"),)),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.y = 1
+            def forward(self):
+                return self.y
+        class Early(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+                return
+                super().__init__()  # never runs
+    """, (("Early", "y", "error"),)),
+)

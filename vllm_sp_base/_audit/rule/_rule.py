@@ -1,0 +1,215 @@
+"""SPB001: a read of an attribute that only a skipped ``__init__`` sets, on a
+path Python runs: during construction, or from an entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from vllm_sp_base._audit._options import (
+    DEFAULT_ENTRY_POINTS,
+    DEFAULT_FEATURE_ENTRY_POINTS,
+    DEFAULT_PLAIN_ENTRY_POINTS,
+)
+from vllm_sp_base._audit.report._finding import Finding, Frame
+from vllm_sp_base._audit.rule._examples import INVALID, VALID
+from vllm_sp_base._audit.semantics._classes import ClassModel, Reached
+from vllm_sp_base._audit.semantics._construction import (
+    Construction,
+    construct,
+    decided_constants,
+    may_skip_an_init,
+    skipped_inits,
+    would_set,
+)
+from vllm_sp_base._audit.semantics._dispatch import reach, unreached
+from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
+from vllm_sp_base._audit.semantics._runtime import feature, gated, is_module, plain_entry_points
+from vllm_sp_base._audit.summaries._events import requirements
+
+
+class SkippedInitRead:
+    """A class runs its own ``__init__`` and not a parent's (``nn.Module.__init__(self)``,
+    ``super(Parent, self).__init__()``, no call at all), yet code that runs on
+    it reads ``self.<attr>`` that only the skipped ``__init__`` sets.
+
+    Construction and dispatch are simulated as Python runs them: the
+    ``__init__`` chain however spelled, helpers on ``self``, ``super().m()``
+    into overridden parents, guards (``hasattr``, ``getattr`` with a default,
+    ``except AttributeError``).
+
+    ``error``: the read runs during construction before anything set the
+    attribute, or an entry point of a torch module (``forward``,
+    ``load_weights``, ``__call__``, ...) reaches it on no condition;
+    ``warning``: reached under a condition; ``note`` (``--show-unreachable``
+    only): no entry point reaches it.
+    """
+
+    CODE = "SPB001"
+
+    VALID = VALID
+    INVALID = INVALID
+
+    def __init__(
+        self,
+        project: Project,
+        in_scope: Callable[[str], bool],
+        entry_points: Sequence[str] = DEFAULT_ENTRY_POINTS,
+        show_unreachable: bool = False,
+        feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
+        plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
+    ) -> None:
+        self.project = project
+        self.in_scope = in_scope  # module name -> audited?
+        self.entry_points = tuple(entry_points)
+        self.show_unreachable = show_unreachable
+        self.feature_entry_points = tuple(feature_entry_points)
+        self.plain_entry_points = tuple(plain_entry_points)
+
+    def check(self, ref: ClassRef) -> list[Finding]:
+        model = ClassModel(self.project, ref)
+        infos = model.infos
+        if not any(i is not None and "__init__" in i.methods for i in infos[1:]):
+            return []
+        if not may_skip_an_init(model):
+            return []
+        built = construct(model)
+        skipped = skipped_inits(model, built)
+        skippers = _skippers(skipped, built, model.mro)
+        if not any(isinstance(r, ClassRef) and self.in_scope(r.module) for r in skippers.values()):
+            return []
+        only_skipped: set[tuple[int, str]] = set()
+        would = would_set(model, built, skipped, only_skipped)
+        class_level: set[str] = set()
+        for info in infos:
+            if info is not None:
+                class_level |= info.class_attrs
+        candidates = set(would) - class_level
+        if not candidates:
+            return []
+        early = {a: r for a, r in built.early_reads.items() if a in candidates}
+        missing = candidates - built.sets - set(early)
+        if is_module(model):
+            entries: Sequence[str] = self.entry_points
+            # A feature's entry point is called only on a model that passes the
+            # engine's check for it (EPLB: ``num_moe_layers`` set).
+            features = gated(self.feature_entry_points, built.sets | class_level, built.sets_any)
+        else:
+            entries, features = plain_entry_points(model, self.plain_entry_points), []
+        reached = reach(model, missing, entries, features)
+        tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
+        decided = decided_constants(model, built, tested, only_skipped) if tested else {}
+        if decided:  # a test the built instance always fails hides what runs under it
+            reached = reach(model, missing, entries, features, decided)
+        # Only now, for the few attributes left: it parses every method that may name them.
+        asked = missing if self.show_unreachable else set(reached)
+        if asked:
+            set_later = self._set_elsewhere(model, asked, only_skipped)
+            missing -= set_later
+            reached = {a: r for a, r in reached.items() if a not in set_later}
+        if not (early or reached or self.show_unreachable):
+            return []
+        if model.marked("__new__", "returns_other"):
+            return []  # C(...) builds other classes: they are checked
+        unsure = model.marked("__getattr__", "raises_attribute_error") is False  # it may answer
+        findings: list[tuple[str, str, Reached]] = []  # (severity, entry, read)
+        for read in early.values():
+            severity = "warning" if read.conditional or unsure else "error"
+            findings.append((severity, "__init__", read))
+        # Where building surely fails, nothing after it runs: the rest can wait.
+        built_fails = any(severity == "error" for severity, _, _ in findings)
+        for attr in sorted(missing):
+            if attr in reached:
+                entry, read = reached[attr]
+                sure = not (read.conditional or unsure or built.sets_any or built_fails)
+                findings.append(("error" if sure else "warning", entry, read))
+        if self.show_unreachable:
+            left = missing - set(reached)
+            for read in unreached(model, left, only_skipped | set(built.executed)).values():
+                findings.append(("note", "", read))
+        return [
+            self._finding(model, ref, severity, entry, read, would[read.attr], skippers)
+            for severity, entry, read in sorted(findings, key=lambda f: f[2].attr)
+        ]
+
+    def _set_elsewhere(
+        self, model: ClassModel, missing: set[str], only_skipped: set[tuple[int, str]]
+    ) -> set[str]:
+        """Attributes some other method of the MRO sets (a lazy setter, a
+        ``setup()`` the runner calls first): a read of them may well run after."""
+        names = [attr.encode() for attr in missing]
+        found: set[str] = set()
+        for index, info in enumerate(model.infos):
+            if info is None:
+                continue
+            for name, method in info.methods.items():
+                if name == "__init__" or (index, name) in only_skipped or not method.may_name(names):
+                    continue
+                found.update(method.sets)
+        return found & missing
+
+    def _finding(
+        self,
+        model: ClassModel,
+        ref: ClassRef,
+        severity: str,
+        entry: str,
+        read: Reached,
+        set_at: tuple[int, int],
+        skippers: dict[int, MroEntry],
+    ) -> Finding:
+        cls = model.infos[0]
+        assert cls is not None
+        skip_index, set_line = set_at
+        owner = model.mro[read.owner]
+        skipped_ref = model.mro[skip_index]
+        assert isinstance(owner, ClassRef) and isinstance(skipped_ref, ClassRef)
+        chain = tuple(
+            Frame(f"{model.label(step.owner)}.{step.method}", self._path(model.mro[step.owner]), step.line)
+            for step in read.steps()
+        )
+        return Finding(
+            code=self.CODE,
+            severity=severity,
+            path=self._path(ref),
+            line=cls.line,
+            col=cls.col + 1,
+            class_name=str(ref),
+            attribute=read.attr,
+            method=f"{owner}.{read.method}",
+            read_path=self._path(owner),
+            read_line=read.line,
+            skipped_init=str(skipped_ref),
+            skipped_path=self._path(skipped_ref),
+            set_line=set_line,
+            skipped_by=str(skippers[skip_index]),
+            entry=entry or None,
+            chain=chain,
+            condition=self._condition(entry, read),
+        )
+
+    def _condition(self, entry: str, read: Reached) -> str | None:
+        """What makes the read happen, where not every load does: the feature
+        that calls the entry point, or the first test on the way."""
+        if entry in self.feature_entry_points and entry not in self.entry_points:
+            return feature(entry).label
+        return f"when {read.condition}" if read.condition and read.conditional else None
+
+    def _path(self, entry: MroEntry) -> str:
+        if not isinstance(entry, ClassRef):
+            return entry.text
+        located = self.project.module_file(entry.module)
+        return located[0] if located else entry.module
+
+
+def _skippers(skipped: Iterable[int], built: Construction, mro: list[MroEntry]) -> dict[int, MroEntry]:
+    """For each skipped index, the class whose ``__init__`` ran last before it
+    and did not run it (the class itself where none ran): one pass over the MRO."""
+    wanted = set(skipped)
+    found: dict[int, MroEntry] = {}
+    last_ran = 0
+    for index in range(max(wanted, default=-1) + 1):
+        if index in wanted:
+            found[index] = mro[last_ran]
+        if built.ran_init(index):
+            last_ran = index
+    return found

@@ -1,0 +1,209 @@
+"""The simulation of ``C(...)``: what construction runs, what it leaves
+unset (the ``__init__`` it skips and what they would set), and what is known
+of the built instance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, walk
+from vllm_sp_base._audit.summaries._events import (
+    FALSE_LITERALS,
+    Assert,
+    Call,
+    Known,
+    Read,
+    Set,
+    SetAny,
+    SetEach,
+    requirements,
+)
+
+
+@dataclass
+class Construction:
+    """What ``C(...)`` runs, and what it leaves unset."""
+
+    executed: dict[tuple[int, str], bool] = field(default_factory=dict)  # (index, method) -> under a condition
+    sets: set[str] = field(default_factory=set)  # every attribute it may set
+    sets_any: bool = False  # it sets attributes whose names the source does not show
+    # The first unknown base an ``__init__`` lookup ran into (0: construction
+    # runs the ``__init__`` of a class outside the MRO: any may have run).
+    unknown_from: int | None = None
+    early_reads: dict[str, Reached] = field(default_factory=dict)  # read before anything set it
+    # attribute -> the literals its sets bind (None: a value that is no literal).
+    values: dict[str, set[str | None]] = field(default_factory=dict)
+    surely_set: set[str] = field(default_factory=set)  # set on no condition
+    asserted: list[tuple[str, str, str]] = field(default_factory=list)  # ``assert`` on no condition
+
+    def ran_init(self, index: int) -> bool:
+        return (index, "__init__") in self.executed
+
+    def may_have_run_init(self, index: int) -> bool:
+        """It ran, or it lies past a base whose ``__init__`` we cannot see (which may chain on)."""
+        return self.ran_init(index) or (self.unknown_from is not None and index > self.unknown_from)
+
+
+def _set_names(model: ClassModel, step: Executed) -> tuple[str, ...] | None:
+    """The attributes a set event binds; None: any attribute."""
+    event = step.event
+    if type(event) is Set:
+        return (event.attr,)
+    if type(event) is SetEach:
+        return model.constant(step.owner, event)
+    if type(event) is SetAny:
+        return None
+    return ()
+
+
+def construct(model: ClassModel) -> Construction:
+    """Simulate ``C(...)``: the ``__init__`` it finds, and everything that runs
+    from there (parent ``__init__`` chains however spelled, helpers on self),
+    in order; the reads of attributes nothing has set yet."""
+    built = Construction()
+    found = model.lookup("__init__", 0)
+    if found is None:
+        return built
+    if found[1] is None:
+        built.unknown_from = found[0]
+        return built
+    for step in walk(model, (found[0], found[1]), built.executed):
+        event = step.event
+        if type(event) is Read:
+            first = built.early_reads.get(event.attr)
+            if (
+                not step.caught and not built.sets_any and event.attr not in built.sets
+                and (first is None or (first.conditional and not step.conditional))
+            ):  # the first read, or the first sure one
+                built.early_reads[event.attr] = Reached(
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
+                    step.condition, step.requires)
+            continue
+        if type(event) is Assert:
+            if not step.conditional:
+                built.asserted += requirements(event.requires)
+            continue
+        if type(event) is Call:
+            target = step.target
+            if event.name == "__init__" and target is not None and target[1] is None:
+                built.unknown_from = min(target[0], built.unknown_from or target[0])
+            elif event.name == "__init__" and target is None and model.outside_mro(step.owner, event):
+                built.unknown_from = 0  # an __init__ from outside the MRO: who is built is unclear
+            continue
+        names = _set_names(model, step)
+        if names is None:
+            built.sets_any = True
+        else:
+            built.sets.update(names)
+            for name in names:
+                built.values.setdefault(name, set()).add(event.value if type(event) is Set else None)
+            if not step.conditional:
+                built.surely_set.update(names)
+    return built
+
+
+def decided_constants(
+    model: ClassModel, built: Construction, names: set[str], not_run: set[tuple[int, str]]
+) -> Known:
+    """What is known of ``names`` (attributes, ``a.b`` chains) once the
+    instance is built and no other method of the class sets them (or the
+    first attribute of the chain): construction binds the attribute on no
+    condition and only to literals (``self.enable_pdmux = False`` decides
+    every ``if self.enable_pdmux:``), or asserts it on no condition (``assert
+    self.config.rank is not None``). ``not_run``: methods that never run on
+    the instance (what only a skipped ``__init__`` runs)."""
+    known: Known = {}
+    for name in names:
+        facts = [(test, literal) for attr, test, literal in built.asserted if attr == name]
+        values = built.values.get(name, set())
+        if values and not built.sets_any and name in built.surely_set and None not in values:
+            literals = {v for v in values if v is not None}
+            if len(literals) == 1:
+                facts.append(("==", literals.pop()))
+            elif len({v in FALSE_LITERALS for v in literals}) == 1:
+                facts.append(("false" if next(iter(literals)) in FALSE_LITERALS else "true", ""))
+        if facts:
+            known[name] = facts
+    if not known:
+        return known
+    roots = {name.split(".", 1)[0]: name for name in known}
+    spelled = [root.encode() for root in roots]
+    for index, info in enumerate(model.infos):
+        if info is None:
+            continue
+        # torch's own sets under computed names fill parameters, buffers and
+        # submodules (``_load_from_state_dict``), never a flag of the model.
+        torch = model.label_module(index).split(".", 1)[0] == "torch"
+        for method_name, method in info.methods.items():
+            if (
+                (index, method_name) in built.executed or (index, method_name) in not_run
+                or method_name in _NOT_AFTER_CONSTRUCTION or not method.may_name(spelled)
+            ):
+                continue
+            for event in method.events:
+                if type(event) is Set and event.attr in roots:
+                    known = {n: f for n, f in known.items() if n.split(".", 1)[0] != event.attr}
+                elif type(event) in (SetAny, SetEach) and not torch:
+                    return {}  # a set whose name the source does not show
+    return known
+
+
+#: Methods that do not set a built instance's attributes as it runs: other
+#: ``__init__``, pickling and copying, the hook every ``self.a = v`` goes through.
+_NOT_AFTER_CONSTRUCTION = frozenset({
+    "__init__", "__new__", "__setattr__", "__delattr__", "__setstate__", "__getstate__",
+    "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__init_subclass__",
+})
+
+
+def may_skip_an_init(model: ClassModel) -> bool:
+    """Whether ``C(...)`` can skip a known ``__init__``, from the ``__init__``
+    chain alone (bodies the cutter keeps parsed): no helper followed, so it runs
+    fewer ``__init__`` than ``construct`` finds, and says False only where
+    ``construct`` would find nothing skipped."""
+    ran: set[int] = set()
+    found = model.lookup("__init__", 0)
+    todo = [found] if found is not None else []
+    while todo:
+        index, method = todo.pop()
+        if method is None or index in ran:
+            continue
+        ran.add(index)
+        for call in method.init_calls:
+            todo.append(model.target(index, call))  # type: ignore[arg-type]
+        todo = [t for t in todo if t is not None]
+    return any(
+        info is not None and "__init__" in info.methods and index not in ran
+        for index, info in enumerate(model.infos)
+    )
+
+
+def skipped_inits(model: ClassModel, built: Construction) -> list[int]:
+    """MRO indexes of the known ``__init__`` that ``C(...)`` does not run."""
+    return [
+        index for index, info in enumerate(model.infos)
+        if info is not None and "__init__" in info.methods and not built.may_have_run_init(index)
+    ]
+
+
+def would_set(
+    model: ClassModel, built: Construction, skipped: list[int], only_there: set[tuple[int, str]]
+) -> dict[str, tuple[int, int]]:
+    """Attributes the skipped ``__init__`` would have set: attribute -> (MRO
+    index of that ``__init__``, line of the set), the first skipped ``__init__``
+    in MRO order winning. What they run counts too (their helpers), attributed
+    to the ``__init__`` that runs it; ``only_there`` receives the methods they
+    run that construction does not."""
+    found: dict[str, tuple[int, int]] = {}
+    # What construction ran sets what it sets. One ``seen`` for every skipped
+    # ``__init__``: what an earlier one runs is already blamed on it (the first
+    # wins), so a later one walks only what is new (a chain stays linear).
+    seen = dict.fromkeys(built.executed, False)
+    for index in skipped:
+        info = model.infos[index]
+        assert info is not None
+        for step in walk(model, (index, info.methods["__init__"]), seen):
+            only_there.add((step.owner, step.method.name))
+            for attr in _set_names(model, step) or ():  # a name not shown: nothing to blame
+                found.setdefault(attr, (index, step.event.line))
+    return found

@@ -1,0 +1,1 @@
+"""Reading each file once: pre-scans and summaries, through the cache, on workers."""

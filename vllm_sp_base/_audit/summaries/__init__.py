@@ -1,0 +1,1 @@
+"""What source becomes: each method's events, each class's and module's summary."""

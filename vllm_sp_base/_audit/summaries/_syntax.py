@@ -1,0 +1,86 @@
+"""Small readings of Python syntax the summaries share: dotted names,
+constant strings, what an import binds, handlers that swallow AttributeError."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from vllm_sp_base._audit.summaries._events import Import
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain (through subscripts such as ``Generic[T]``)."""
+    if isinstance(node, ast.Subscript):
+        return dotted(node.value)
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+#: Handlers that catch AttributeError (a bare ``except:`` too).
+_CATCHES_ATTRIBUTE_ERROR = frozenset({"AttributeError", "Exception", "BaseException"})
+
+
+def swallows_attribute_error(handler: ast.ExceptHandler) -> bool:
+    """The handler catches AttributeError (or a base of it) and can end
+    without raising: ``except Exception as e: e.add_note(...); raise`` guards nothing."""
+    if handler.type is not None:
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not any((dotted(t) or "").rsplit(".", 1)[-1] in _CATCHES_ATTRIBUTE_ERROR for t in types):
+            return False
+    return not always_raises(handler.body)
+
+
+def always_raises(statements: Sequence[ast.stmt]) -> bool:
+    """Every path through ``statements`` ends in ``raise`` (as far as the
+    source shows: a ``return`` or a loop exit on the way lets it end)."""
+    for stmt in statements:
+        if isinstance(stmt, ast.Raise):
+            return True
+        if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+            return False
+        if isinstance(stmt, ast.If) and always_raises(stmt.body) and always_raises(stmt.orelse):
+            return True
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and always_raises(stmt.body):
+            return True
+        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match)) and any(
+            isinstance(node, (ast.Return, ast.Break, ast.Continue)) for node in ast.walk(stmt)
+        ):
+            return False  # a way out of the handler that the source shows
+    return False
+
+
+def import_bindings(node: ast.Import | ast.ImportFrom) -> list[tuple[str, Import]]:
+    """The names an import statement binds, as Python binds them."""
+    out: list[tuple[str, Import]] = []
+    if isinstance(node, ast.ImportFrom):
+        for alias in node.names:
+            bound = "*" if alias.name == "*" else alias.asname or alias.name
+            out.append((bound, Import(node.level, node.module, None if bound == "*" else alias.name)))
+        return out
+    for alias in node.names:
+        if alias.asname:
+            out.append((alias.asname, Import(0, alias.name, None)))
+        else:
+            top = alias.name.split(".")[0]
+            out.append((top, Import(0, top, None)))
+    return out
+
+
+def constant_strings(node: ast.expr) -> tuple[str, ...] | None:
+    """The strings of a literal tuple/list/set of string constants."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+    ):
+        return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+    return None
+
+
+def is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
