@@ -28,7 +28,7 @@ import zipfile
 from pathlib import Path
 
 from vllm_sp_base._main import main as cli_main
-from vllm_sp_base._upstream._style import VLLM_RUFF, ruff
+from vllm_sp_base._upstream.checks._ruff import VLLM_RUFF, ruff
 
 RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from vllm_sp_base._main import main
-from vllm_sp_base._upstream import _output
-from vllm_sp_base._upstream._plan import analyse
+from vllm_sp_base._upstream.series import _output
+from vllm_sp_base._upstream.plan._plan import analyse
 
 V32 = "vllm/models/deepseek_v32/nvidia/model.py"
 # Toy classes under the names the patch anchors on; their bodies are ours, not vLLM's.

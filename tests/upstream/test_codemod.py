@@ -6,9 +6,8 @@ import textwrap
 
 import pytest
 
-from vllm_sp_base._upstream._codemod import rewrite
-from vllm_sp_base._upstream._plan import FileEdits
-from vllm_sp_base._upstream._redundant import Redundant
+from vllm_sp_base._upstream.rewrite._codemod import rewrite
+from vllm_sp_base._upstream.plan._edits import FileEdits, Redundant
 
 IMPORT = "from vllm.models.common.sequence_parallel_defaults import SequenceParallelDefaults\n"
 
@@ -145,7 +144,7 @@ def test_the_contract_module_is_rendered_from_the_single_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
-    from vllm_sp_base._upstream._contract_module import render
+    from vllm_sp_base._upstream.rewrite._contract_module import render
 
     monkeypatch.setitem(SEQUENCE_PARALLEL_DEFAULTS, "use_context_parallel", True)
     namespace: dict[str, object] = {}

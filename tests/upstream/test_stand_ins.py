@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._upstream._plan import MODEL_GATE
-from vllm_sp_base._upstream._stand_ins import update
+from vllm_sp_base._upstream._names import MODEL_GATE
+from vllm_sp_base._upstream.rewrite._stand_ins import update
 
 GATE = MODEL_GATE
 

@@ -284,7 +284,7 @@ def test_every_changed_file_passes_vllms_ruff_format_and_check(
 ) -> None:
     # vLLM's pre-commit runs `ruff format` and `ruff check` with the settings
     # of its pyproject.toml: the patch must pass both on every file it changes.
-    from vllm_sp_base._upstream._style import VLLM_RUFF, ruff
+    from vllm_sp_base._upstream.checks._ruff import VLLM_RUFF, ruff
 
     binary = ruff()
     assert binary is not None

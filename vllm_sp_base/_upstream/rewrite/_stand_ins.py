@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from vllm_sp_base._audit._files import discover
-from vllm_sp_base._upstream._rederive import MOE_GATE, PIPELINE_SIZE
+from vllm_sp_base._upstream._names import MOE_GATE, PIPELINE_SIZE
 
 _FACTORIES: Final = frozenset({"SimpleNamespace", "Mock", "MagicMock", "NonCallableMock"})
 

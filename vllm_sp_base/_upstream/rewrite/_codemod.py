@@ -13,20 +13,22 @@ from typing import Final
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, FLAGS, MIXIN
-from vllm_sp_base._upstream._imports import (
+from vllm_sp_base._upstream._names import (
+    CONFIG_CLASS,
+    CONTRACT_MODULE,
+    FLAGS,
+    MIXIN,
+    MODEL_GATE,
+    MOE_GATE,
+    PIPELINE_SIZE,
+)
+from vllm_sp_base._upstream.plan._edits import FileEdits
+from vllm_sp_base._upstream.rewrite._imports import (
     code,
     import_position,
     is_import,
     is_vllm_import,
     spaced_after_imports,
-)
-from vllm_sp_base._upstream._plan import (
-    CONFIG_CLASS,
-    MODEL_GATE,
-    MOE_GATE,
-    PIPELINE_SIZE,
-    FileEdits,
 )
 
 # Parsed at module level and re-indented into the class: the docstring's own
