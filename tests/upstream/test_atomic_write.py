@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from test_cli import V32, make_tree, run, snapshot
+
 from vllm_sp_base._upstream.series import _atomic, _build, _output
 
 #: What the write phase does to the disk: a kill can come between any two.

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from vllm_sp_base._upstream.rewrite._codemod import rewrite
 from vllm_sp_base._upstream.plan._edits import FileEdits, Redundant
+from vllm_sp_base._upstream.rewrite._codemod import rewrite
 
 IMPORT = "from vllm.models.common.sequence_parallel_defaults import SequenceParallelDefaults\n"
 

@@ -34,10 +34,11 @@ def gate_test(gate: str, sites: Iterable[tuple[str, SiteCall]]) -> str:
             aliased.add(f"from {package} import {name} as {call.alias}")
     imports = sorted([*(f"from {p} import {', '.join(sorted(n))}" for p, n in plain.items()), *aliased])
     params = "".join(f"        pytest.param(lambda: {c.call}, id={name!r}),\n" for name, c in sites)
-    header = ("from types import SimpleNamespace\n\nimport pytest\n\nfrom vllm.config import ParallelConfig\n"
+    header = (("from types import SimpleNamespace\n\n" if sites else "")
+              + "import pytest\n\nfrom vllm.config import ParallelConfig\n"
               + "".join(f"{line}\n" for line in imports))
-    text = f'''{SPDX_HEADER}"""``ParallelConfig.{gate}``, and the layers that take their
-sequence-parallel decision from it instead of re-deriving it."""
+    text = f'''{SPDX_HEADER}"""The model-level sequence-parallel gate and the layers that read it:
+``ParallelConfig.{gate}``."""
 
 {header}
 

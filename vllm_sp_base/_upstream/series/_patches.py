@@ -164,6 +164,9 @@ def _first(result: Upstream, changes: list[FileChange], sites_tested: int) -> Pa
         text += "\n" + _prose("Test stand-ins given the property:") + "\n" + _bullets(stand_ins)
     if left:
         text += "\n" + _prose("Left as they are:") + "\n" + _bullets(left)
+    if result.untested:
+        text += "\n" + _prose("Rewritten, but not reached by the test (the submitter's to cover):")
+        text += "\n" + _bullets(f"{path}:{line}" for path, line, _ in result.untested)
     text += "\n" + _details_end()
     files: list[tuple[str, str | None, str | None]] = [
         (c.path, c.before, c.middle) for c in changes if c.middle != c.before
@@ -225,8 +228,7 @@ def _second(result: Upstream, changes: list[FileChange]) -> Patch:
 
 def series(result: Upstream) -> list[Patch]:
     """The patches of ``result``, in order; one with no file is left out."""
-    tested = sum(1 for path, line, _ in result.sites
-                 if not any((p, n) == (path, line) for p, n, _ in result.left))
+    tested = len(result.sites) - len(result.untested)
     patches = [_first(result, result.files, tested), _second(result, result.files)]
     return [patch for patch in patches if patch.files]
 
