@@ -243,7 +243,17 @@ def _site_calls(result: Upstream) -> list[tuple[str, SiteCall]]:
             result.untested.append((path, line, why))
         else:
             calls.append((name or "", call))
-    return calls
+    # Sites an earlier run rewrote read the gate already: their test stays.
+    for (path, name), call in SITE_CALLS.items():
+        try:
+            with open(os.path.join(result.root, *path.split("/")), encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        reading = [n for n, line in enumerate(text.splitlines(), 1) if f".{MODEL_GATE}" in line]
+        if any(enclosing(text, line) == name for line in reading):
+            calls.append((name, call))
+    return sorted(set(calls))
 
 
 def _generated(result: Upstream, with_tests: bool) -> None:
