@@ -1,3 +1,3 @@
-"""vLLM's own checks run on what the series changes: its ruff settings
-(``_ruff``, run by the tool itself) and its pre-commit hooks (``_hooks``, run by
-the tests and the releases bench)."""
+"""vLLM's own checks on what the series changes: its ruff settings (``_ruff``,
+run by the tool itself), and what the commit messages say was run and passed
+(``_validated``, re-checked by this project's tests with vLLM's pre-commit)."""
