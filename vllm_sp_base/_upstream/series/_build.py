@@ -159,7 +159,7 @@ def _change(
         return None
     before = data.decode("utf-8")
     result.problems += [(path, problem) for problem in rewritten.problems]
-    done = +Counter({kind: n for kind, n in rewritten.done.items() if kind != "import"})
+    done = +Counter({kind: n for kind, n in rewritten.done.items() if kind not in ("import", "comment")})
     expected = _expected(edits)
     expected["rederivation"] -= len(rewritten.left)
     if done != +expected:
@@ -178,6 +178,7 @@ def _change(
     result.counts.update(done)
     notes = [f"{line}: {note}" for line, note in _notes(edits)
              if not (line in declined and "->" in note)]
+    notes += [f"comment: '{old}' -> '{new}' (the mixin is a base now)" for old, new in rewritten.comments]
     return FileChange(path, before, rewritten.source, notes)
 
 

@@ -218,6 +218,10 @@ def _second(result: Upstream, changes: list[FileChange]) -> Patch:
     ) + "\n" + _bullets(classes)
     if removed:
         details += "\n" + _prose("Removed:") + "\n" + _bullets(removed)
+    comments = [f"{c.path}: {note.removeprefix('comment: ')}"
+                for c in changes for note in c.notes if note.startswith("comment: ")]
+    if comments:
+        details += "\n" + _prose("Comments that the new base makes untrue, reworded:") + "\n" + _bullets(comments)
     text = (overview + "\n" + _section("Claims", _bullets(claims)) + "\n" + validation + "\n"
             + _section("Details", details) + "\n" + _details_end())
     files: list[tuple[str, str | None, str | None]] = [
