@@ -102,8 +102,10 @@ def run(args: argparse.Namespace) -> int:
     removed = sum(line.startswith("-") and not line.startswith("---") for line in text.splitlines())
     counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _build.COUNTED.items())
     print(f"{len(result.files)} file(s), +{added} -{removed} lines: {counts}")
-    for path, line, why in [*result.left, *result.untested]:
+    for path, line, why in result.left:
         print(f"{path}:{line}: left as is, because {why}" if line else f"{path}: {why}")
+    for path, line, why in result.untested:
+        print(f"{path}:{line}: {why}")
     mboxes = {
         _patches.file_name(number, patch.title): _patches.mbox(patch, number, len(patches), author)
         for number, patch in enumerate(patches, 1)

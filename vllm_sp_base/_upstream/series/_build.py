@@ -41,7 +41,7 @@ COUNTED = {
     "module": "contract module written",
     "test": "vLLM test files written",
     "stand-in": "test stand-ins updated",
-    "ci": "tests wired into Buildkite",
+    "ci": "test files wired into Buildkite",
 }
 
 
