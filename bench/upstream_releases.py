@@ -28,7 +28,7 @@ import zipfile
 from pathlib import Path
 
 from vllm_sp_base._main import main as cli_main
-from vllm_sp_base._upstream._style import VLLM_RUFF, ruff
+from vllm_sp_base._upstream.checks._ruff import VLLM_RUFF, ruff
 
 RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
@@ -55,6 +55,37 @@ def release_tree(version: str, download: bool = True) -> Path | None:
             for name in archive.namelist():
                 if name.startswith("vllm/") and name.endswith(".py"):
                     archive.extract(name, partial)
+        partial.rename(root)
+    return root
+
+
+def source_tree(version: str, download: bool = True) -> Path | None:
+    """The release's source distribution, unpacked and cached (``tests/``,
+    ``tools/``, ``.pre-commit-config.yaml``, ``.buildkite/`` included).
+
+    ``pip download --no-binary :all:`` fetches it, then insists on building
+    its metadata, which vLLM's ``setup.py`` cannot do without its build
+    environment; the sources pip unpacked are kept (``--no-clean``) and used.
+    """
+    root = cache_root().parent / "sdist" / version
+    if (root / "vllm" / "__init__.py").is_file():
+        return root
+    if not download:
+        return None
+    with tempfile.TemporaryDirectory(prefix="vllm-sdist-") as scratch:
+        env = {**os.environ, "TMPDIR": scratch, "VLLM_TARGET_DEVICE": "empty"}
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-clean",
+                        "--no-binary", ":all:", "--no-build-isolation", f"vllm=={version}",
+                        "-d", os.path.join(scratch, "dist")],
+                       env=env, capture_output=True, check=False)  # fails at metadata, see above
+        unpacked = [p.parent for p in Path(scratch).glob("pip-*/*/PKG-INFO")
+                    if f"\nVersion: {version}\n" in p.read_text(errors="replace")]
+        if not unpacked:
+            raise RuntimeError(f"pip download of vllm=={version}'s source distribution gave no sources")
+        partial = root.with_name(version + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(unpacked[0]), partial)
         partial.rename(root)
     return root
 

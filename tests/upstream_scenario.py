@@ -46,7 +46,7 @@ def main() -> dict[str, Any]:
             report["imports"][name] = f"{type(error).__name__}: {error}"
     from vllm.config import ParallelConfig
 
-    from vllm_sp_base._upstream._plan import MODEL_GATE
+    from vllm_sp_base._upstream._names import MODEL_GATE
 
     if not hasattr(ParallelConfig, MODEL_GATE):
         return report  # the original tree: imports only

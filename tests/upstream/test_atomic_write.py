@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from test_cli import V32, make_tree, run, snapshot
 
-from vllm_sp_base._upstream import _apply, _atomic, _output
+from vllm_sp_base._upstream.series import _atomic, _build, _output
 
 #: What the write phase does to the disk: a kill can come between any two.
 _STEPS = ("open", "fsync", "replace", "remove", "chmod", "makedirs")
@@ -41,7 +41,7 @@ class _KillAt:
         return step
 
 
-def _write_in_child(root: Path, changes: list[_apply.FileChange], at: int) -> list[str] | None:
+def _write_in_child(root: Path, changes: list[_build.FileChange], at: int) -> list[str] | None:
     """Runs the write phase in a forked child killed at step ``at`` (never,
     past the last); returns the steps it took (None: it was killed)."""
     reading, writing = os.pipe()
@@ -74,7 +74,7 @@ def _leftovers(root: Path) -> list[str]:
 def test_a_write_killed_at_any_step_ends_original_or_rewritten(tmp_path: Path) -> None:
     pristine = make_tree(tmp_path / "pristine")
     original = snapshot(pristine)
-    changes = _apply.build(str(pristine)).files
+    changes = _build.build(str(pristine)).files
     done = tmp_path / "done"
     shutil.copytree(pristine, done)
     steps = _write_in_child(done, changes, at=10**9)
@@ -104,7 +104,7 @@ def test_the_next_write_run_finishes_or_cleans_up(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], when: str
 ) -> None:
     pristine = make_tree(tmp_path / "pristine")
-    changes = _apply.build(str(pristine)).files
+    changes = _build.build(str(pristine)).files
     done = tmp_path / "done"
     shutil.copytree(pristine, done)
     steps = _write_in_child(done, changes, at=10**9)

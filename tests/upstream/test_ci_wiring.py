@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from vllm_sp_base._upstream._ci_wiring import wire
+from vllm_sp_base._upstream.rewrite._ci_wiring import wire
 
 JOB = textwrap.dedent("""\
     - label: ":computer: (CPU) Basic Models Other"

@@ -6,9 +6,8 @@ import textwrap
 
 import pytest
 
-from vllm_sp_base._upstream._codemod import rewrite
-from vllm_sp_base._upstream._plan import FileEdits
-from vllm_sp_base._upstream._redundant import Redundant
+from vllm_sp_base._upstream.plan._edits import FileEdits, Redundant
+from vllm_sp_base._upstream.rewrite._codemod import rewrite
 
 IMPORT = "from vllm.models.common.sequence_parallel_defaults import SequenceParallelDefaults\n"
 
@@ -145,7 +144,7 @@ def test_the_contract_module_is_rendered_from_the_single_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
-    from vllm_sp_base._upstream._contract_module import render
+    from vllm_sp_base._upstream.rewrite._contract_module import render
 
     monkeypatch.setitem(SEQUENCE_PARALLEL_DEFAULTS, "use_context_parallel", True)
     namespace: dict[str, object] = {}
@@ -157,3 +156,21 @@ def test_the_contract_module_is_rendered_from_the_single_source(
         "use_context_parallel": True,
     }
     assert mixin.__doc__ is not None and "AttributeError" in mixin.__doc__
+
+
+def test_a_comment_the_mixin_makes_untrue_is_reworded_with_it() -> None:
+    before = """\
+        class DeepseekV32DecoderLayer(torch.nn.Module):
+            pass
+
+
+        class Model:
+            def set_moe_parameters(self):
+                # keyed on the MoE block (DeepseekV32DecoderLayer is a plain nn.Module).
+                pass
+        """
+    source, done = _rewrite(before, mixin={"DeepseekV32DecoderLayer": 1})
+    assert "# keyed on the MoE block (DeepseekV32DecoderLayer is not a DeepseekV2DecoderLayer)." in source
+    assert done["comment"] == 1
+    # Without the mixin (the first patch, or a second run) the comment is as it was.
+    assert _rewrite(before)[0] == textwrap.dedent(before)

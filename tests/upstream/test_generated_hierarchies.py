@@ -17,8 +17,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from vllm_sp_base._upstream._apply import build
-from vllm_sp_base._upstream._output import write_tree
+from vllm_sp_base._upstream.series._build import build
+from vllm_sp_base._upstream.series._output import write_tree
 
 FLAG = "use_sequence_parallel"
 RUNNER = textwrap.dedent(

@@ -8,9 +8,11 @@ import textwrap
 
 import pytest
 
-from vllm_sp_base._upstream._codemod import rewrite
-from vllm_sp_base._upstream._plan import MODEL_GATE, FileEdits, _in_characters
-from vllm_sp_base._upstream._rederive import find_sites
+from vllm_sp_base._upstream._names import MODEL_GATE
+from vllm_sp_base._upstream.plan._edits import FileEdits
+from vllm_sp_base._upstream.plan._plan import _in_characters
+from vllm_sp_base._upstream.plan._rederive import find_sites
+from vllm_sp_base._upstream.rewrite._codemod import rewrite
 
 GATE = MODEL_GATE
 

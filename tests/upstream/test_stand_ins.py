@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vllm_sp_base._upstream._plan import MODEL_GATE
-from vllm_sp_base._upstream._stand_ins import update
+from vllm_sp_base._upstream._names import MODEL_GATE
+from vllm_sp_base._upstream.rewrite._stand_ins import update
 
 GATE = MODEL_GATE
 
@@ -57,7 +57,26 @@ UPDATED = {
     ),
 }
 
+# A mock standing in for parallel_config: the old expression gave False (a
+# child mock is never == 1), or pipeline_parallel_size == 1 where that is set;
+# the property read from the mock would be a truthy child mock, SP on.
+UPDATED |= {
+    "bare-mock-keyword": (
+        "layer = Layer(parallel_config=MagicMock())\n",
+        f"layer = Layer(parallel_config=MagicMock({GATE}=False))\n",
+    ),
+    "spec-mock-assigned": (
+        "engine.parallel_config = Mock(spec=ParallelConfig)\n",
+        f"engine.parallel_config = Mock(spec=ParallelConfig, {GATE}=False)\n",
+    ),
+    "mock-with-pp": (
+        "parallel_config = Mock(pipeline_parallel_size=pp)\n",
+        f"parallel_config = Mock(pipeline_parallel_size=pp, {GATE}=(pp == 1))\n",
+    ),
+}
+
 UNTOUCHED = {
+    "mock-of-something-else": "model_config = MagicMock()\n",
     "only-one-operand": "cfg = SimpleNamespace(use_sequence_parallel_moe=True, is_moe_model=True)\n",
     "already-has-it": f"cfg = SimpleNamespace(use_sequence_parallel_moe=True, pipeline_parallel_size=1, {GATE}=True)\n",
     "other-call": "cfg = dict(use_sequence_parallel_moe=True, pipeline_parallel_size=1)\n",
@@ -109,3 +128,18 @@ def test_the_cli_updates_stand_ins_in_a_checkout_s_tests(
     assert (root / "tests/config/test_parallel_sequence_parallel_gate.py").is_file()
     code, out, _ = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 0 and out.startswith("0 file(s), +0 -0 lines")
+
+
+@pytest.mark.parametrize(("pipeline", "mocked"), [(None, False), (1, True), (2, False)])
+def test_a_mock_parallel_config_keeps_the_truth_the_old_expression_had(
+    pipeline: int | None, mocked: bool
+) -> None:
+    from unittest.mock import MagicMock
+
+    keywords = "" if pipeline is None else f"pipeline_parallel_size={pipeline}"
+    source, _ = update(f"parallel_config = MagicMock({keywords})\n", GATE)
+    scope: dict[str, object] = {"MagicMock": MagicMock}
+    exec(source, scope)  # our own generated line
+    config = scope["parallel_config"]
+    old = config.use_sequence_parallel_moe and config.pipeline_parallel_size == 1  # type: ignore[attr-defined]
+    assert bool(getattr(config, GATE)) is bool(old) is mocked

@@ -40,7 +40,8 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from vllm_sp_base._upstream import _apply, _atomic, _output, _plan, _series
+        from vllm_sp_base._upstream.plan import _tree
+        from vllm_sp_base._upstream.series import _atomic, _build, _output, _patches
     except ImportError as error:  # libcst is the `upstream` extra
         return _fail(f"needs libcst ({error.name} is missing): from a clone of vllm-sp-base, pip install './[upstream]'")
     given = args.vllm_src
@@ -54,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
         if given is None:
             return _fail("vLLM is not installed here; give --vllm-src DIR")
     try:
-        root = _plan.locate(given)
-    except _plan.SourceTreeError as error:
+        root = _tree.locate(given)
+    except _tree.SourceTreeError as error:
         return _fail(str(error))
 
     if args.write:  # the tree as a killed --write would have left it once done
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if finished:
             print(f"{_PROG}: finished an interrupted --write: {len(finished)} file(s) moved into place",
                   file=sys.stderr)
-    author = args.author or _series.PLACEHOLDER_AUTHOR
+    author = args.author or _patches.PLACEHOLDER_AUTHOR
     if args.out and not args.author:
         print(f"{_PROG}: the series is signed off by a placeholder ({author}): give "
               "--author 'Name <email>' (vLLM's DCO check needs yours)", file=sys.stderr)
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if not with_tests:
         print(f"{_PROG}: no tests/ under {root}: the series carries no vLLM tests "
               "(run it on a vLLM checkout, or without --write)", file=sys.stderr)
-    result = _apply.build(root, all_readers=args.all_readers, remove_redundant=args.remove_redundant,
+    result = _build.build(root, all_readers=args.all_readers, remove_redundant=args.remove_redundant,
                           with_tests=with_tests)
     for path, reason in result.problems:
         print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
@@ -94,17 +95,19 @@ def run(args: argparse.Namespace) -> int:
         print(change.path)
         for note in change.notes:
             print(f"  {note}")
-    patches = _series.series(result)
+    patches = _patches.series(result)
     for number, patch in enumerate(patches, 1):
         print(f"patch {number}/{len(patches)}: {patch.title} ({len(patch.files)} file(s))")
     added = sum(line.startswith("+") and not line.startswith("+++") for line in text.splitlines())
     removed = sum(line.startswith("-") and not line.startswith("---") for line in text.splitlines())
-    counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _apply.COUNTED.items())
+    counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _build.COUNTED.items())
     print(f"{len(result.files)} file(s), +{added} -{removed} lines: {counts}")
     for path, line, why in result.left:
         print(f"{path}:{line}: left as is, because {why}" if line else f"{path}: {why}")
+    for path, line, why in result.untested:
+        print(f"{path}:{line}: {why}")
     mboxes = {
-        _series.file_name(number, patch.title): _series.mbox(patch, number, len(patches), author)
+        _patches.file_name(number, patch.title): _patches.mbox(patch, number, len(patches), author)
         for number, patch in enumerate(patches, 1)
     }
 

@@ -11,116 +11,30 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass, field
 from typing import Final
 
-from vllm_sp_base._audit._engine import AuditResult
 from vllm_sp_base._audit.files._discover import discover
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import construct, skipped_inits
-from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
-from vllm_sp_base._audit.sources._cache import Cache
-from vllm_sp_base._audit.sources._sources import Sources
+from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._summaries import ClassInfo
 from vllm_sp_base._plugin import ANCHORS
-from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, CONTRACT_PATH, FLAGS, MIXIN
-from vllm_sp_base._upstream._rederive import (
+from vllm_sp_base._upstream._names import (
     CONFIG_CLASS,
+    CONFIG_PATH,
+    CONTRACT_PATH,
+    FLAGS,
+    MODEL_GATE,
     MOE_GATE,
-    PIPELINE_SIZE,
-    LeftAsIs,
-    Site,
-    find_sites,
 )
-from vllm_sp_base._upstream._redundant import Redundant, redundant_assignments, subclasses_of
+from vllm_sp_base._upstream.plan._edits import Plan
+from vllm_sp_base._upstream.plan._rederive import Site, find_sites
+from vllm_sp_base._upstream.plan._redundant import redundant_assignments, subclasses_of
+from vllm_sp_base._upstream.plan._tree import Analysis
 
-__all__ = ["CONFIG_CLASS", "MODEL_GATE", "MOE_GATE", "PIPELINE_SIZE", "FileEdits", "Plan", "analyse"]
-
-CONFIG_PATH: Final = "vllm/config/parallel.py"
-#: The ``ParallelConfig`` property the patch adds. Not ``use_sequence_parallel``:
-#: DeepSeek V4/V4.1, Step5 and MuseSpark set a ``self.use_sequence_parallel`` of
-#: their own from other conditions, and two things of one name must not disagree.
-MODEL_GATE: Final = "use_sequence_parallel_moe_without_pp"
 #: Text every file the patch may touch contains; everything else is never parsed.
 _FLAG_TEXT: Final = b"use_sequence_parallel"
 _REDERIVATION_TEXT: Final = (b"use_sequence_parallel_moe", b"pipeline_parallel_size")
-
-
-class SourceTreeError(Exception):
-    """The given directory is not a vLLM source tree."""
-
-
-def locate(given: str) -> str:
-    """The directory holding ``vllm/`` for ``given`` (that directory, or ``vllm/`` itself)."""
-    if not os.path.exists(given):
-        raise SourceTreeError(f"{given}: no such directory")
-    if not os.path.isdir(given):
-        raise SourceTreeError(f"{given}: not a directory")
-    path = os.path.abspath(given)
-    if os.path.isfile(os.path.join(path, "vllm", "__init__.py")):
-        return path
-    if os.path.basename(path) == "vllm" and os.path.isfile(os.path.join(path, "__init__.py")):
-        return os.path.dirname(path)
-    raise SourceTreeError(f"{given}: not a vLLM source tree (no vllm/__init__.py)")
-
-
-@dataclass
-class FileEdits:
-    """What the patch changes in one file; lines are the original file's."""
-
-    mixin: dict[str, int] = field(default_factory=dict)  # class -> line of its header
-    why: dict[str, str] = field(default_factory=dict)  # class -> why it is given the mixin
-    redundant: list[Redundant] = field(default_factory=list)
-    rederivations: list[Site] = field(default_factory=list)
-    left: list[LeftAsIs] = field(default_factory=list)  # re-derivations not replaced
-    gate: int | None = None  # line of ParallelConfig.use_sequence_parallel_moe, to add the gate
-
-    def count(self) -> int:
-        return len(self.mixin) + len(self.redundant) + len(self.rederivations) + (self.gate is not None)
-
-
-@dataclass
-class Plan:
-    texts: dict[str, bytes] = field(default_factory=dict)  # relpath -> bytes, files read
-    edits: dict[str, FileEdits] = field(default_factory=dict)  # relpath -> edits
-    problems: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason)
-    missing: list[str] = field(default_factory=list)  # expected, not found
-
-    def file(self, relpath: str) -> FileEdits:
-        return self.edits.setdefault(relpath, FileEdits())
-
-
-class Analysis:
-    """The audit's source reader and resolution, over the given tree only."""
-
-    def __init__(self, root: str, files: dict[str, str]) -> None:
-        self.plan = Plan()
-        self.root = root
-        self.files = files  # path -> module
-        self.found = AuditResult()  # collects why a file could not be read or parsed
-        self.sources = Sources(Cache(None, False), self.found, set(files), whole=True)
-        self.project = Project([root], self.sources.summary, text=self.sources.read)
-        self._trees: dict[str, ast.Module] = {}
-
-    def path_of(self, ref: ClassRef) -> str:
-        located = self.project.module_file(ref.module)
-        assert located is not None
-        return located[0]
-
-    def relpath(self, path: str) -> str:
-        return os.path.relpath(path, self.root).replace(os.sep, "/")
-
-    def tree(self, path: str) -> ast.Module:
-        """The AST of a file that summarised cleanly, parsed once."""
-        if path not in self._trees:
-            self._trees[path] = ast.parse(self.sources.texts[path])
-        return self._trees[path]
-
-    def info(self, entry: MroEntry) -> ClassInfo | None:
-        return self.project.class_info(entry) if isinstance(entry, ClassRef) else None
-
-    def is_mixin(self, entry: MroEntry) -> bool:
-        return isinstance(entry, ClassRef) and (entry.module, entry.name) == (CONTRACT_MODULE, MIXIN)
 
 
 def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
@@ -144,7 +58,7 @@ def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = Fa
     """
     discovered = discover([os.path.join(root, "vllm")])
     analysis = Analysis(root, discovered.files)
-    plan = analysis.plan
+    plan = Plan()
     project = analysis.project
 
     classes: list[ClassRef] = []
@@ -174,8 +88,8 @@ def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = Fa
     if remove_redundant:
         for ref, found in redundant_assignments(analysis, classes, targets).items():
             plan.file(_relpath_of(analysis, ref)).redundant += found
-    _plan_gate(analysis)
-    _check_expectations(analysis, targets)
+    _plan_gate(analysis, plan)
+    _check_expectations(analysis, plan, targets)
     plan.edits = {
         path: edits for path, edits in sorted(plan.edits.items()) if edits.count() or edits.left
     }
@@ -219,9 +133,8 @@ def _needing_the_mixin(analysis: Analysis, readers: set[ClassRef]) -> dict[Class
     return needed
 
 
-def _plan_gate(analysis: Analysis) -> None:
+def _plan_gate(analysis: Analysis, plan: Plan) -> None:
     """Add ``ParallelConfig.<MODEL_GATE>`` after ``use_sequence_parallel_moe``."""
-    plan = analysis.plan
     path = os.path.join(analysis.root, *CONFIG_PATH.split("/"))
     config_module = CONFIG_PATH[: -len(".py")].replace("/", ".")
     # Absent or unparsable: named as missing (and, if unparsable, as a problem).
@@ -269,9 +182,8 @@ def _mixin_targets(analysis: Analysis, classes: list[ClassRef]) -> set[ClassRef]
     return targets
 
 
-def _check_expectations(analysis: Analysis, targets: set[ClassRef]) -> None:
+def _check_expectations(analysis: Analysis, plan: Plan, targets: set[ClassRef]) -> None:
     """The classes the contract exists for must still be where the patch expects them."""
-    plan = analysis.plan
     if not os.path.isdir(os.path.join(analysis.root, os.path.dirname(CONTRACT_PATH))):
         plan.missing.append(f"{os.path.dirname(CONTRACT_PATH)}/ (the package the contract module joins)")
     for module, names in ANCHORS.items():

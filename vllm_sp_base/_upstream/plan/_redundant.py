@@ -10,26 +10,14 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import construct
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry
 from vllm_sp_base._audit.summaries._summaries import ModuleInfo
-from vllm_sp_base._upstream._contract_module import FLAGS
-
-if TYPE_CHECKING:
-    from vllm_sp_base._upstream._plan import Analysis
-
-
-@dataclass(frozen=True)
-class Redundant:
-    """``self.<flag> = False`` in ``cls.__init__`` that the inherited default makes redundant."""
-
-    cls: str
-    flag: str
-    line: int
+from vllm_sp_base._upstream._names import FLAGS
+from vllm_sp_base._upstream.plan._edits import Redundant
+from vllm_sp_base._upstream.plan._tree import Analysis
 
 
 def redundant_assignments(

@@ -13,20 +13,22 @@ from typing import Final
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE, FLAGS, MIXIN
-from vllm_sp_base._upstream._imports import (
+from vllm_sp_base._upstream._names import (
+    CONFIG_CLASS,
+    CONTRACT_MODULE,
+    FLAGS,
+    MIXIN,
+    MODEL_GATE,
+    MOE_GATE,
+    PIPELINE_SIZE,
+)
+from vllm_sp_base._upstream.plan._edits import FileEdits
+from vllm_sp_base._upstream.rewrite._imports import (
     code,
     import_position,
     is_import,
     is_vllm_import,
     spaced_after_imports,
-)
-from vllm_sp_base._upstream._plan import (
-    CONFIG_CLASS,
-    MODEL_GATE,
-    MOE_GATE,
-    PIPELINE_SIZE,
-    FileEdits,
 )
 
 # Parsed at module level and re-indented into the class: the docstring's own
@@ -47,11 +49,22 @@ class Rewrite:
     done: Counter[str] = field(default_factory=Counter)  # kind -> how many made
     problems: list[str] = field(default_factory=list)
     left: list[tuple[int, str]] = field(default_factory=list)  # (line, why): planned, not made
+    comments: list[tuple[str, str]] = field(default_factory=list)  # (old, new) words in comments
 
 
 def _is_attribute(node: cst.BaseExpression, attr: str) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == attr
 
+
+#: Comments the mixin makes untrue, by the class given it: (what it says, what
+#: it says once the class has the mixin). "A plain nn.Module" there means "not
+#: a DeepseekV2DecoderLayer" (``set_moe_parameters`` keys on the MoE block).
+STALE_COMMENTS: Final = {
+    "DeepseekV32DecoderLayer": (
+        "DeepseekV32DecoderLayer is a plain nn.Module",
+        "DeepseekV32DecoderLayer is not a DeepseekV2DecoderLayer",
+    ),
+}
 
 #: Bases a mixin goes after, as vLLM writes ``nn.Module, SupportsX``.
 _MODULE_BASES: Final = frozenset({"nn.Module", "torch.nn.Module", "Module"})
@@ -160,6 +173,15 @@ class _Rewriter(cst.CSTTransformer):
             body[index + 1] = spaced_after_imports(body[index + 1])
         self.result.done["import"] += 1
         return updated_node.with_changes(body=body)
+
+    def leave_Comment(self, original_node: cst.Comment, updated_node: cst.Comment) -> cst.Comment:
+        for cls in self.mixin_classes & STALE_COMMENTS.keys():
+            old, new = STALE_COMMENTS[cls]
+            if old in updated_node.value:
+                self.result.done["comment"] += 1
+                self.result.comments.append((old, new))
+                updated_node = updated_node.with_changes(value=updated_node.value.replace(old, new))
+        return updated_node
 
     # Classes -------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

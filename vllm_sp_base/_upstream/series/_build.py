@@ -10,28 +10,22 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from vllm_sp_base._plugin import ANCHORS
-from vllm_sp_base._upstream._ci_wiring import ANCHOR_TEST, CI_PATH, wire
-from vllm_sp_base._upstream._codemod import Rewrite, rewrite
-from vllm_sp_base._upstream._contract_module import CONTRACT_PATH, MIXIN, render
-from vllm_sp_base._upstream._load_check import (
-    CHECK_FUNCTION,
-    CHECK_PATH,
-    CHECK_TEST_PATH,
-    LOADER_PATH,
-    add_call,
-    check_test,
-    render_check,
-)
-from vllm_sp_base._upstream._plan import (
+from vllm_sp_base._upstream._names import (
     CONFIG_CLASS,
+    CONTRACT_PATH,
+    MIXIN,
     MODEL_GATE,
     MOE_GATE,
     PIPELINE_SIZE,
-    FileEdits,
-    analyse,
 )
-from vllm_sp_base._upstream._stand_ins import candidates, update
-from vllm_sp_base._upstream._vllm_tests import (
+from vllm_sp_base._upstream.plan._edits import FileEdits
+from vllm_sp_base._upstream.plan._plan import analyse
+from vllm_sp_base._upstream.rewrite._ci_wiring import ANCHOR_TEST, CI_PATH, wire
+from vllm_sp_base._upstream.rewrite._codemod import Rewrite, rewrite
+from vllm_sp_base._upstream.rewrite._contract_module import render
+from vllm_sp_base._upstream.rewrite._site_calls import SITE_CALLS, SiteCall, enclosing
+from vllm_sp_base._upstream.rewrite._stand_ins import candidates, update
+from vllm_sp_base._upstream.rewrite._vllm_tests import (
     DEFAULTS_TEST_PATH,
     GATE_TEST_PATH,
     defaults_test,
@@ -47,8 +41,7 @@ COUNTED = {
     "module": "contract module written",
     "test": "vLLM test files written",
     "stand-in": "test stand-ins updated",
-    "check": "load-time check added",
-    "ci": "tests wired into Buildkite",
+    "ci": "test files wired into Buildkite",
 }
 
 
@@ -59,15 +52,7 @@ class FileChange:
     after: str
     notes: list[str] = field(default_factory=list)  # "LINE: what changed"
     middle: str | None = None  # after the first patch of the series (None: not there yet)
-    last_patch: bool = False  # the whole change is the series' last patch (the load-time check)
-    second: str | None = None  # after the second patch, where the third changes the file too
     generated: str | None = None  # the count a generated file adds to ("test", "module", ...)
-
-    def after_second(self) -> str | None:
-        """The text between the second and the third patch."""
-        if self.second is not None:
-            return self.second
-        return self.middle if self.last_patch else self.after
 
 
 @dataclass
@@ -78,6 +63,8 @@ class Upstream:
     problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     missing: list[str] = field(default_factory=list)
     left: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, why not replaced)
+    sites: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, text) rewritten
+    untested: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, why) no site test
 
 
 def _notes(edits: FileEdits) -> list[tuple[int, str]]:
@@ -142,6 +129,10 @@ def build(
         change = _change(result, path, plan.texts[path], edits, rewritten)
         if change is None:
             continue
+        if not isinstance(rewritten, str):
+            declined = {line for line, _ in rewritten.left}
+            text = plan.texts[path].decode("utf-8")
+            result.sites += [(path, s.line, text) for s in edits.rederivations if s.line not in declined]
         first = firsts.get(path)
         if isinstance(first, str):  # never expected: the whole rewrite went through
             result.problems.append((path, f"{first} (first patch only)"))
@@ -168,7 +159,7 @@ def _change(
         return None
     before = data.decode("utf-8")
     result.problems += [(path, problem) for problem in rewritten.problems]
-    done = +Counter({kind: n for kind, n in rewritten.done.items() if kind != "import"})
+    done = +Counter({kind: n for kind, n in rewritten.done.items() if kind not in ("import", "comment")})
     expected = _expected(edits)
     expected["rederivation"] -= len(rewritten.left)
     if done != +expected:
@@ -187,13 +178,14 @@ def _change(
     result.counts.update(done)
     notes = [f"{line}: {note}" for line, note in _notes(edits)
              if not (line in declined and "->" in note)]
+    notes += [f"comment: '{old}' -> '{new}' (the mixin is a base now)" for old, new in rewritten.comments]
     return FileChange(path, before, rewritten.source, notes)
 
 
 def _restyle(result: Upstream) -> None:
     """vLLM's ``ruff format`` and ``ruff check`` on every changed file, after
     each patch of the series (see ``_style``)."""
-    from vllm_sp_base._upstream._style import style
+    from vllm_sp_base._upstream.checks._ruff import style
 
     python = [c for c in result.files if c.path.endswith(".py")]
     between = [c for c in python if c.middle is not None and c.middle not in (c.before, c.after)]
@@ -224,7 +216,8 @@ def _restyle(result: Upstream) -> None:
 
 def _update_stand_ins(result: Upstream) -> None:
     """Stand-ins in vLLM's tests that set both operands get the new property (first patch)."""
-    for path in candidates(result.root):
+    modules = frozenset(path[: -len(".py")].replace("/", ".") for path, _, _ in result.sites)
+    for path in candidates(result.root, modules):
         relpath = os.path.relpath(path, result.root).replace(os.sep, "/")
         try:
             with open(path, encoding="utf-8", newline="") as handle:
@@ -239,19 +232,39 @@ def _update_stand_ins(result: Upstream) -> None:
             result.counts["stand-in"] += len(done)
 
 
+def _site_calls(result: Upstream) -> list[tuple[str, SiteCall]]:
+    """How the first patch's test reaches each rewritten site; a site it cannot
+    reach is said (its test is the submitter's)."""
+    calls: list[tuple[str, SiteCall]] = []
+    for path, line, text in result.sites:
+        name = enclosing(text, line)
+        call = SITE_CALLS.get((path, name or ""))
+        if call is None:
+            why = f"rewritten, but no test of the first patch reaches it ({name or 'module level'})"
+            result.untested.append((path, line, why))
+        else:
+            calls.append((name or "", call))
+    # Sites an earlier run rewrote read the gate already: their test stays.
+    for (path, name), call in SITE_CALLS.items():
+        try:
+            with open(os.path.join(result.root, *path.split("/")), encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        reading = [n for n, line in enumerate(text.splitlines(), 1) if f".{MODEL_GATE}" in line]
+        if any(enclosing(text, line) == name for line in reading):
+            calls.append((name, call))
+    return sorted(set(calls))
+
+
 def _generated(result: Upstream, with_tests: bool) -> None:
     """The contract module, and the tests each patch adds to vLLM's ``tests/``."""
     anchors = [(module, name) for module, names in ANCHORS.items() for name in names]
     generated = [(CONTRACT_PATH, render(), "module", False)]
     if with_tests and not result.missing:  # the tests import what the patch expects to find
-        generated += [(GATE_TEST_PATH, gate_test(MODEL_GATE), "test", True),
+        generated += [(GATE_TEST_PATH, gate_test(MODEL_GATE, _site_calls(result)), "test", True),
                       (DEFAULTS_TEST_PATH, defaults_test(anchors), "test", False)]
-    if not result.missing and _call_the_check(result):
-        generated += [(CHECK_PATH, render_check(), "check", False)]
-        if with_tests:
-            generated += [(CHECK_TEST_PATH, check_test(anchors[0]), "test", False)]
-    if with_tests and not result.missing:
-        _wire_into_ci(result, [path for path, _, kind, first in generated if kind == "test" and not first])
+        _wire_into_ci(result, DEFAULTS_TEST_PATH)
     for path, text, kind, first_patch in generated:
         try:
             with open(os.path.join(result.root, *path.split("/")), encoding="utf-8", newline="") as handle:
@@ -264,63 +277,27 @@ def _generated(result: Upstream, with_tests: bool) -> None:
         if current == text:
             continue
         note = "new file" if current is None else "regenerated: it changed"
-        what = "the contract, from vllm_sp_base" if kind == "module" else "vLLM test"
+        what = {"module": "the contract, from vllm_sp_base", "test": "vLLM test"}[kind]
         result.files.append(FileChange(path, current, text, [f"1: {note}: {what}"],
-                                       middle=text if first_patch else current,
-                                       last_patch=path in (CHECK_PATH, CHECK_TEST_PATH),
-                                       generated=kind))
+                                       middle=text if first_patch else current, generated=kind))
         result.counts[kind] += 1
 
 
-def _wire_into_ci(result: Upstream, tests: list[str]) -> None:
-    """Each model test into the Buildkite job of its neighbours, in the patch adding it."""
+def _wire_into_ci(result: Upstream, test: str) -> None:
+    """The second patch's model test into the Buildkite job of its neighbours."""
     path = os.path.join(result.root, *CI_PATH.split("/"))
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             before = handle.read()
     except OSError:
-        why = (f"not found: wire {', '.join(tests)} into a Buildkite job by hand "
-               "(vLLM's check-test-tethering needs it)")
+        why = f"not found: wire {test} into a Buildkite job by hand (vLLM's check-test-tethering needs it)"
         result.left.append((CI_PATH, 0, why))
         return
-    texts = [before]
-    for test in tests:  # the defaults' test (second patch), then the check's (third)
-        wired = wire(texts[-1], test)
-        if wired is None:
-            result.left.append((CI_PATH, 0, f"no job runs {ANCHOR_TEST}: wire {test} by hand"))
-            return
-        texts.append(wired)
-    if texts[-1] == before:
+    wired = wire(before, test)
+    if wired is None:
+        result.left.append((CI_PATH, 0, f"no job runs {ANCHOR_TEST}: wire {test} by hand"))
         return
-    second = texts[1] if len(texts) > 2 else None
-    notes = [f"1: {test} run by the job of {ANCHOR_TEST}" for test in tests]
-    result.files.append(FileChange(CI_PATH, before, texts[-1], notes, middle=before, second=second,
-                                   last_patch=second is None and CHECK_TEST_PATH in tests[:1]))
-    result.counts["ci"] += len(tests)
-
-
-def _call_the_check(result: Upstream) -> bool:
-    """``BaseModelLoader.load_model`` runs the check once the model is created;
-    False (said) where the loader has no place for it: no third patch then."""
-    path = os.path.join(result.root, *LOADER_PATH.split("/"))
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            before = handle.read()
-        after = add_call(before)
-    except FileNotFoundError:
-        after, before = None, ""
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
-        result.problems.append((LOADER_PATH, f"cannot read: {error}"))
-        return False
-    if after is None:
-        why = ("no BaseModelLoader.load_model with `model = self.create_model(...)`: "
-               "the load-time check (third patch) is left out")
-        result.left.append((LOADER_PATH, 0, why))
-        return False
-    if after != before:
-        line = next(i for i, text in enumerate(after.splitlines(), 1)
-                    if text.strip() == f"{CHECK_FUNCTION}(model)")
-        result.files.append(FileChange(LOADER_PATH, before, after,
-                                       [f"{line}: {CHECK_FUNCTION}(model) once the model is created"],
-                                       middle=before, last_patch=True))
-    return True
+    if wired != before:
+        result.files.append(FileChange(CI_PATH, before, wired,
+                                       [f"1: {test} run by the job of {ANCHOR_TEST}"], middle=before))
+        result.counts["ci"] += 1

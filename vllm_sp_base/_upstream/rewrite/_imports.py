@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from vllm_sp_base._upstream._contract_module import CONTRACT_MODULE
+from vllm_sp_base._upstream._names import CONTRACT_MODULE
 
 
 def code(node: cst.CSTNode) -> str:

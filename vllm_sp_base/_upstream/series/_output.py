@@ -14,9 +14,9 @@ import sys
 import tempfile
 from collections.abc import Iterable
 
-from vllm_sp_base._upstream._apply import FileChange
-from vllm_sp_base._upstream._atomic import write_all
-from vllm_sp_base._upstream._series import diff
+from vllm_sp_base._upstream.series._atomic import write_all
+from vllm_sp_base._upstream.series._build import FileChange
+from vllm_sp_base._upstream.series._patches import diff
 
 _SERIES_NAME = re.compile(r"\d{4}-.*\.patch")
 

@@ -8,21 +8,9 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from typing import Final
 
 from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS, SequenceParallelDefaults
-
-#: Where the module goes in vLLM's layout, and what it is imported as.
-CONTRACT_PATH: Final = "vllm/models/common/sequence_parallel_defaults.py"
-CONTRACT_MODULE: Final = "vllm.models.common.sequence_parallel_defaults"
-MIXIN: Final = SequenceParallelDefaults.__name__
-#: The attributes the mixin gives a class-level default.
-FLAGS: Final = frozenset(SEQUENCE_PARALLEL_DEFAULTS)
-
-SPDX_HEADER: Final = """\
-# SPDX-License-Identifier: Apache-2.0
-# SPDX-FileCopyrightText: Copyright contributors to the vLLM project
-"""
+from vllm_sp_base._upstream._names import MIXIN, SPDX_HEADER
 
 
 def render() -> str:

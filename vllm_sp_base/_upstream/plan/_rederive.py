@@ -22,10 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-MOE_GATE: Final = "use_sequence_parallel_moe"
-PIPELINE_SIZE: Final = "pipeline_parallel_size"
-CONFIG_CLASS: Final = "ParallelConfig"
-CONFIG_FIELD: Final = "parallel_config"
+from vllm_sp_base._upstream._names import CONFIG_CLASS, CONFIG_FIELD, MOE_GATE, PIPELINE_SIZE
+
 #: Calls whose value is always a bool.
 _BOOL_CALLS: Final = frozenset({"bool", "isinstance", "issubclass", "hasattr", "callable"})
 

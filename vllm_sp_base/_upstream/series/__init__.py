@@ -1,0 +1,3 @@
+"""The rewrite put together (``_build``), cut into patches with their commit
+messages (``_patches``), and written out all or nothing (``_output``,
+``_atomic``)."""
