@@ -39,15 +39,18 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
 #: these names in its MRO gets those methods as entry points (called on every
 #: load). vLLM's executor drives its workers (``vllm/v1/worker/worker_base.py``),
 #: its model runner the speculative-decoding proposer every step
-#: (``vllm/v1/spec_decode/llm_base_proposer.py``). Any other plain class is
-#: checked while it is built only: what calls a test double's methods, and
-#: whether anything does, cannot be told from the class.
+#: (``vllm/v1/spec_decode/llm_base_proposer.py``); sglang's scheduler its TP
+#: workers, speculative ones included (``srt/managers/tp_worker.py``,
+#: ``srt/speculative/eagle_worker.py``). Any other plain class is checked
+#: while it is built only: what calls a test double's methods, and whether
+#: anything does, cannot be told from the class.
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("WorkerBase", (
         "init_device", "load_model", "determine_available_memory", "initialize_from_config",
         "compile_or_warm_up_model", "execute_model", "sample_tokens",
     )),
     ("SpecDecodeBaseProposer", ("load_model", "dummy_run", "propose")),
+    ("BaseTpWorker", ("get_worker_info", "get_memory_pool", "forward_batch_generation")),
 )
 
 

@@ -361,7 +361,18 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """),
+    Example("""
+        class BaseTpWorker:
+            def __init__(self, args):
+                self.max_total_num_tokens = args.tokens
+            def get_worker_info(self):
+                return self.max_total_num_tokens
+        class PlaceholderWorker(BaseTpWorker):
+            def __init__(self, args):
+                raise NotImplementedError("pass --disable-overlap-schedule")  # never built
+    """),
 )
+
 
 #: Modules and what the rule reports on each.
 INVALID = (

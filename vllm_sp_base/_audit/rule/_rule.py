@@ -88,13 +88,16 @@ class SkippedInitRead:
             return []
         early = {a: r for a, r in built.early_reads.items() if a in candidates}
         missing = candidates - built.sets - set(early)
-        if is_module(model):
-            entries: Sequence[str] = self.entry_points
+        entries: Sequence[str] = ()
+        features: list[str] = []
+        # Construction that always raises leaves no instance for anything to run on.
+        if not built.raises and is_module(model):
+            entries = self.entry_points
             # A feature's entry point is called only on a model that passes the
             # engine's check for it (EPLB: ``num_moe_layers`` set).
             features = gated(self.feature_entry_points, built.sets | class_level, built.sets_any)
-        else:
-            entries, features = plain_entry_points(model, self.plain_entry_points), []
+        elif not built.raises:
+            entries = plain_entry_points(model, self.plain_entry_points)
         reached = reach(model, missing, entries, features)
         tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
         decided = decided_constants(model, built, tested, only_skipped) if tested else {}

@@ -12,6 +12,7 @@ from vllm_sp_base._audit.summaries._events import (
     Assert,
     Call,
     Known,
+    Marker,
     Read,
     Set,
     SetAny,
@@ -35,6 +36,7 @@ class Construction:
     values: dict[str, set[str | None]] = field(default_factory=dict)
     surely_set: set[str] = field(default_factory=set)  # set on no condition
     asserted: list[tuple[str, str, str]] = field(default_factory=list)  # ``assert`` on no condition
+    raises: bool = False  # it reaches a ``raise`` on no condition: nothing is ever built
 
     def ran_init(self, index: int) -> bool:
         return (index, "__init__") in self.executed
@@ -82,6 +84,11 @@ def construct(model: ClassModel) -> Construction:
         if type(event) is Assert:
             if not step.conditional:
                 built.asserted += requirements(event.requires)
+            continue
+        if type(event) is Marker:
+            if event.kind == "raises" and not (event.conditional or step.conditional or step.caught):
+                built.raises = True  # ``raise NotImplementedError(...)``: what follows never runs
+                break
             continue
         if type(event) is Call:
             target = step.target

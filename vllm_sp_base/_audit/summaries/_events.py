@@ -85,10 +85,13 @@ class Marker:
 
     kind ``returns_other``: ``__new__`` returns what another call builds, so
     ``C(...)`` may not be a C; ``raises_attribute_error``: the method raises
-    AttributeError itself (a ``__getattr__`` that does is no fallback)."""
+    AttributeError itself (a ``__getattr__`` that does is no fallback);
+    ``raises``: a ``raise`` statement (on no condition: nothing after it runs,
+    and an ``__init__`` that gets there builds nothing)."""
 
     kind: str
     line: int
+    conditional: bool = False
 
 
 @dataclass(slots=True)

@@ -372,6 +372,7 @@ class MethodVisitor(ast.NodeVisitor):
         if raised is not None and (dotted(raised) or "").rsplit(".", 1)[-1] == "AttributeError":
             self.events.append(Marker("raises_attribute_error", self._line(node)))
         self.generic_visit(node)
+        self.events.append(Marker("raises", self._line(node), self.depth > 0 or self.catching > 0))
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
