@@ -213,6 +213,35 @@ def test_entry_points_are_configured_in_pyproject(
     assert code == 2 and "unknown key(s): entry-point" in err and err.count("\n") == 1
 
 
+_DRIVEN = """
+class EngineCore:
+    def __init__(self, cfg):
+        self.scheduler = cfg.scheduler
+    def step(self):
+        return self.scheduler.schedule()
+class MyCore(EngineCore):
+    def __init__(self, cfg):
+        self.cfg = cfg
+"""
+
+
+def test_plain_classes_an_engine_drives_are_configured_in_pyproject(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    module = tmp_path / "e.py"
+    module.write_text(_DRIVEN)
+    assert _run(capsys, str(module))[0] == 0  # a plain class nothing is known to drive: built only
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.vllm-sp-base]\nplain-entry-points = { EngineCore = ["step"] }\n')
+    code, out, _ = _run(capsys, "--output-format", "concise", str(module))
+    assert code == 1 and "[error] MyCore: self.scheduler read at" in out
+    code, out, _ = _run(capsys, "--show-settings", str(module))
+    assert "EngineCore: step" in out and "WorkerBase: init_device" in out  # the defaults stay
+    config.write_text('[tool.vllm-sp-base]\nplain-entry-points = { EngineCore = "step" }\n')
+    code, _, err = _run(capsys, str(module))
+    assert code == 2 and "plain-entry-points must be a table" in err and err.count("\n") == 1
+
+
 def test_baseline_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     code, _, err = _run(capsys, "--write-baseline", str(baseline), str(TREE))

@@ -61,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
                 paths, cache=Cache(cache_dir, cache_dir is not None), parse_all=args.parse_all,
                 entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
                 feature_entry_points=settings.feature_entry_points, import_path=args.python,
-                exclude=settings.exclude,
+                exclude=settings.exclude, plain_entry_points=settings.plain_entry_points,
             )
         except FileNotFoundError as error:
             raise _Usage(f"{error}: no such file or directory") from None
@@ -103,6 +103,8 @@ def _show(settings: Settings, form: str, args: argparse.Namespace) -> str:
              f"fail-on: {','.join(sorted(args.fail_on or settings.fail_on))}",
              f"entry-points: {','.join(settings.entry_points)}",
              f"feature-entry-points: {','.join(settings.feature_entry_points)}",
+             "plain-entry-points: " + "; ".join(
+                 f"{base}: {','.join(methods)}" for base, methods in settings.plain_entry_points),
              f"show-unreachable: {str(settings.show_unreachable).lower()}",
              f"exclude: {','.join(settings.exclude)}",
              f"python: {args.python is not None and 'given (--python)' or sys.executable}"]

@@ -6,12 +6,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS, DEFAULT_FEATURE_ENTRY_POINTS
+from vllm_sp_base._audit._options import (
+    DEFAULT_ENTRY_POINTS,
+    DEFAULT_FEATURE_ENTRY_POINTS,
+    DEFAULT_PLAIN_ENTRY_POINTS,
+)
 from vllm_sp_base._audit.files._discover import DEFAULT_EXCLUDE
 
 SECTION = "vllm-sp-base"
-_KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "show-unreachable",
-         "exclude", "extend-exclude", "fail-on", "output-format"}
+_KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "plain-entry-points",
+         "show-unreachable", "exclude", "extend-exclude", "fail-on", "output-format"}
 #: What can make the exit code 1 (``--fail-on``, ``fail-on``).
 FAIL_ON = ("error", "warning", "unresolved", "noqa")
 FAIL_ON_DEFAULT = frozenset({"warning", "unresolved", "noqa"})
@@ -40,6 +44,8 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     fail_on: frozenset[str] = FAIL_ON_DEFAULT
     output_format: str = "grouped"
+    # The plain classes an engine drives: base class name -> the methods it calls.
+    plain_entry_points: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_PLAIN_ENTRY_POINTS
 
     def excluding(self, exclude: tuple[str, ...] | None, extend: tuple[str, ...] | None) -> Settings:
         """``exclude`` replaces the globs, ``extend`` adds to them (None: as they are)."""
@@ -192,6 +198,9 @@ def settings_from(path: str, table: dict[str, object]) -> Settings:
             settings = replace(settings, fail_on=fail_on(failing))
         except ValueError as error:
             raise ConfigError(f"{path}: [tool.{SECTION}] fail-on: {error}") from None
+    plain = table.get("plain-entry-points")
+    if plain is not None:
+        settings = replace(settings, plain_entry_points=_driven(path, plain))
     form = table.get("output-format")
     if form is not None:
         if form not in FORMATS:
@@ -216,3 +225,19 @@ def _names(path: str, table: dict[str, object], key: str) -> tuple[str, ...] | N
     if not isinstance(value, list) or not all(isinstance(v, str) and v.isidentifier() for v in value):
         raise ConfigError(f"{path}: [tool.{SECTION}] {key} must be a list of method names")
     return tuple(value)
+
+
+def _driven(path: str, value: object) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``plain-entry-points = {WorkerBase = ["execute_model"], MyRunner = [...]}``:
+    each base named replaces the default's methods for it (``[]`` drops it);
+    the other defaults stay."""
+    if not isinstance(value, dict) or not all(
+        isinstance(base, str) and base.isidentifier() and isinstance(methods, list)
+        and all(isinstance(m, str) and m.isidentifier() for m in methods)
+        for base, methods in value.items()
+    ):
+        raise ConfigError(f"{path}: [tool.{SECTION}] plain-entry-points must be a table of class names "
+                          "to lists of method names, e.g. { WorkerBase = [\"execute_model\"] }")
+    merged = dict(DEFAULT_PLAIN_ENTRY_POINTS)
+    merged.update({base: tuple(methods) for base, methods in value.items()})
+    return tuple((base, methods) for base, methods in merged.items() if methods)

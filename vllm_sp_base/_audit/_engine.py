@@ -14,6 +14,7 @@ from vllm_sp_base import __version__
 from vllm_sp_base._audit._options import (
     DEFAULT_ENTRY_POINTS,
     DEFAULT_FEATURE_ENTRY_POINTS,
+    DEFAULT_PLAIN_ENTRY_POINTS,
     RuleOptions,
 )
 from vllm_sp_base._audit.files._discover import DEFAULT_EXCLUDE, Discovered, discover
@@ -129,10 +130,14 @@ def audit(
     feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
     import_path: Sequence[str] | None = None,
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
 ) -> AuditResult:
     """Raises FileNotFoundError for a path that does not exist. ``import_path``:
     where bases are resolved past the audited roots (default: ``sys.path``)."""
-    options = RuleOptions(tuple(entry_points), show_unreachable, tuple(feature_entry_points))
+    options = RuleOptions(
+        tuple(entry_points), show_unreachable, tuple(feature_entry_points),
+        tuple((base, tuple(methods)) for base, methods in plain_entry_points),
+    )
     # Parsing allocates millions of short-lived, acyclic objects: the cyclic
     # collector would walk them again and again for nothing (~15% of a cold run).
     collecting = gc.isenabled()
