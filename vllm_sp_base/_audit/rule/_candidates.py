@@ -82,6 +82,7 @@ class CandidateChecker:
         self.audited_modules = set(files.values())
         self.names = names  # None: every class
         self.home = os.getpid()
+        self._spelled: dict[str, list[tuple[str, bytes]]] = {}
 
     def __call__(self, paths: list[str]) -> Checked:
         sources = self.sources
@@ -118,7 +119,7 @@ class CandidateChecker:
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue
-                if findings and self._may_be_a_base(class_name) and only_a_base(class_name, self._texts()):
+                if findings and self._may_be_a_base(class_name) and only_a_base(class_name, self._spelling(class_name)):
                     checked.only_bases.append(str(ClassRef(name, class_name)))
                     continue  # never built on its own: its subclasses are checked
                 findings = self._not_set_from_outside(class_name, findings)
@@ -143,7 +144,7 @@ class CandidateChecker:
         later = {f.attribute for f in findings if f.entry != "__init__"}
         if not later:
             return findings
-        outside = set_on_every_build(class_name, later, self._texts())
+        outside = set_on_every_build(class_name, later, self._spelling(class_name))
         return [f for f in findings if f.entry == "__init__" or f.attribute not in outside]
 
     def _suppressed(self, project: Project, path: str, cls: ClassInfo, finding: Finding,
@@ -174,7 +175,14 @@ class CandidateChecker:
         no header). Any other class is a leaf: built, not searched for."""
         return self.subclassed is None or name in self.subclassed or name.startswith("_")
 
-    def _texts(self) -> list[tuple[str, bytes]]:
-        """Every audited file and its bytes (read before the groups were forked)."""
-        texts = self.sources.texts
-        return [(path, texts[path]) for path in self.files if path in texts]
+    def _spelling(self, name: str) -> list[tuple[str, bytes]]:
+        """The audited files (and their bytes, read before the groups were
+        forked) that spell ``name``: one search of the tree a class, shared by
+        who is built and what is set from outside."""
+        found = self._spelled.get(name)
+        if found is None:
+            texts, spelled = self.sources.texts, name.encode()
+            found = self._spelled[name] = [
+                (path, texts[path]) for path in self.files if path in texts and spelled in texts[path]
+            ]
+        return found

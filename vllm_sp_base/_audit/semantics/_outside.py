@@ -23,10 +23,15 @@ MAX_FILES = 40
 def set_on_every_build(name: str, attrs: set[str], texts: Iterable[tuple[str, bytes]]) -> set[str]:
     """Of ``attrs``, those that every build of the class ``name`` in ``texts``
     ((path, bytes) of each audited file) assigns on the built instance."""
-    word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)")
-    files = [(path, data) for path, data in texts if word.search(data)]
+    spelled = name.encode()
+    word = re.compile(rb"(?<!\w)" + re.escape(spelled) + rb"(?!\w)")
+    # A byte search first: the regular expression only where the name is spelled.
+    files = [(path, data) for path, data in texts if spelled in data and word.search(data)]
     if not files or len(files) > MAX_FILES:
         return set()
+    quoted = re.compile(rb"[\"'](?:[\w.]*[.:])?" + re.escape(spelled) + rb"[\"']")
+    if any(quoted.search(data) for _, data in files):
+        return set()  # named in a string (a model registry's entry): built out of sight, unparsed
     assigned: set[str] | None = None  # intersection over every build
     for path, data in files:
         try:
