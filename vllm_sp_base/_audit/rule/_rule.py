@@ -23,7 +23,7 @@ from vllm_sp_base._audit.semantics._construction import (
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
-from vllm_sp_base._audit.semantics._runtime import feature, gated, is_module, plain_entry_points
+from vllm_sp_base._audit.semantics._runtime import entry_points_for, feature
 from vllm_sp_base._audit.summaries._events import requirements
 
 
@@ -88,16 +88,11 @@ class SkippedInitRead:
             return []
         early = {a: r for a, r in built.early_reads.items() if a in candidates}
         missing = candidates - built.sets - set(early)
-        entries: Sequence[str] = ()
-        features: list[str] = []
         # Construction that always raises leaves no instance for anything to run on.
-        if not built.raises and is_module(model):
-            entries = self.entry_points
-            # A feature's entry point is called only on a model that passes the
-            # engine's check for it (EPLB: ``num_moe_layers`` set).
-            features = gated(self.feature_entry_points, built.sets | class_level, built.sets_any)
-        elif not built.raises:
-            entries = plain_entry_points(model, self.plain_entry_points)
+        entries, features = ((), ()) if built.raises else entry_points_for(
+            model, self.entry_points, self.feature_entry_points, self.plain_entry_points,
+            built.sets | class_level, built.sets_any,
+        )
         reached = reach(model, missing, entries, features)
         tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
         decided = decided_constants(model, built, tested, only_skipped) if tested else {}

@@ -77,3 +77,17 @@ def gated(entries: Sequence[str], sets: set[str], anything: bool) -> list[str]:
         entry for entry in entries
         if (needs := feature(entry).needs) is None or anything or needs in sets
     ]
+
+
+def entry_points_for(
+    model: ClassModel, entries: Sequence[str], features: Sequence[str],
+    drives: Sequence[tuple[str, Sequence[str]]], has: set[str], anything: bool,
+) -> tuple[Sequence[str], Sequence[str]]:
+    """What the engine calls on a built instance: (every-load entry points,
+    feature entry points). A torch module gets ``entries`` and the features
+    whose check an instance with ``has`` passes (``anything``: it sets names
+    the source does not show); a plain class what ``drives`` says the engine
+    calls on it, and nothing for the others."""
+    if is_module(model):
+        return entries, gated(features, has, anything)
+    return plain_entry_points(model, drives), ()
