@@ -120,7 +120,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # What is still buffered would fail again at exit: send it nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as error:  # the report's stream is full or gone (> /dev/full)
+        if error.filename is not None:
+            raise
+        _say(f"vllm-sp-base: cannot write the output: {error.strerror or error}")
+        return 2
     return code
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there is a stderr to say it on."""
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def console() -> NoReturn:
@@ -130,12 +143,25 @@ def console() -> NoReturn:
     The cyclic collector stays off: an audit leaves millions of objects behind
     that a command about to exit need not have walked (~0.05-0.08 s on vLLM)."""
     gc.disable()
+    try:
+        os.getcwd()
+    except OSError:
+        _say("vllm-sp-base: the current directory no longer exists: cd to one that does and run it again")
+        os._exit(2)
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        if not any(a in ("-o", "--output-file") or a.startswith(("--output-file=", "-o")) for a in sys.argv[1:]):
+            _say("vllm-sp-base: stdout is closed: the report has nowhere to go (use --output-file FILE)")
+            os._exit(2)
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (lives until os._exit) the report goes to its file
     code = main()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:  # a reader that stopped early, such as `| head`
         code = code or 1
+    except (OSError, AttributeError, ValueError) as error:  # full, or closed under us
+        _say(f"vllm-sp-base: cannot write the output: {getattr(error, 'strerror', None) or error}")
+        code = 2
     os._exit(code)
 
 

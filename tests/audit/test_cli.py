@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -343,6 +344,27 @@ def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait() == 1
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+@pytest.mark.parametrize(("shell", "said"), [
+    ("cd \"$GONE\" && rmdir \"$GONE\" && exec \"$PY\" -m vllm_sp_base audit \"$TREE\"",
+     "the current directory no longer exists"),
+    ("exec \"$PY\" -m vllm_sp_base audit --no-cache \"$TREE\" > /dev/full", "cannot write the output"),
+    ("exec \"$PY\" -m vllm_sp_base audit --no-cache \"$TREE\" >&-", "stdout is closed"),
+    ("exec \"$PY\" -m vllm_sp_base explain -tp 8 -dp 2 > /dev/full", "cannot write the output"),
+])
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(
+    tmp_path: Path, shell: str, said: str
+) -> None:
+    if not os.path.exists("/dev/full") and "/dev/full" in shell:
+        pytest.skip("no /dev/full here")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {**os.environ, "GONE": str(gone), "PY": sys.executable, "TREE": str(TREE),
+           "PYTHONPATH": str(Path(__file__).parents[2])}
+    ran = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, env=env, check=False)
+    assert ran.returncode == 2 and ran.stderr.count("\n") == 1 and said in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
 
 
 def test_a_baseline_with_a_non_string_fingerprint_is_refused(
