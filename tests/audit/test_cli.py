@@ -367,6 +367,30 @@ def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(
     assert "Traceback" not in ran.stderr
 
 
+@pytest.mark.parametrize("form", ["grouped", "full", "concise", "json", "sarif", "github"])
+def test_a_file_whose_name_is_not_utf8_is_said_in_every_format(tmp_path: Path, form: str) -> None:
+    try:
+        (tmp_path / os.fsdecode(b"bad\xff.py")).write_text("class A:\n    pass\n")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    ran = subprocess.run(
+        [sys.executable, "-m", "vllm_sp_base", "audit", "--no-cache", "--output-format", form, str(tmp_path)],
+        capture_output=True, text=True, errors="replace", check=False,
+    )
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr
+    assert "path is not UTF-8" in ran.stderr + ran.stdout
+
+
+def test_a_cache_dir_after_an_equals_sign_expands_the_tilde(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    code = main(["audit", "--cache-dir=~/cache", str(TREE)])
+    capsys.readouterr()
+    assert code == 1 and (tmp_path / "home" / "cache").is_dir() and not (tmp_path / "~").exists()
+
+
 def test_a_baseline_with_a_non_string_fingerprint_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -140,7 +140,7 @@ def _fail_on(text: str) -> frozenset[str]:
 def _directory(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("an empty path (leave --cache-dir out for the default)")
-    return text
+    return os.path.expanduser(text)  # ``--cache-dir=~/x``: the shell leaves ``~`` after ``=``
 
 
 def _names(text: str) -> tuple[str, ...]:

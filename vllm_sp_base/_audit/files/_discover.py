@@ -86,6 +86,18 @@ def _module_of(path: str, root: str, found: Discovered) -> str:
     return module_name(path, own)
 
 
+_NOT_UTF8 = "its path is not UTF-8: no module can be imported by that name; not audited"
+
+
+def _not_utf8(path: str) -> bool:
+    """A name the file system gave as bytes that are not UTF-8 (surrogate-escaped here)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def discover(paths: list[str], exclude: Sequence[str] = DEFAULT_EXCLUDE) -> Discovered:
     """Raises FileNotFoundError for a path that does not exist."""
     found = Discovered()
@@ -98,6 +110,9 @@ def discover(paths: list[str], exclude: Sequence[str] = DEFAULT_EXCLUDE) -> Disc
         if root not in found.roots:
             found.roots.append(root)
         if os.path.isfile(path):
+            if _not_utf8(path):
+                found.problems.append((path, _NOT_UTF8))
+                continue
             found.files[path] = module_name(path, root)
             continue
         if not os.path.isdir(path):  # a FIFO, a device: reading it could block or never end
@@ -138,7 +153,9 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
             if is_dir:
                 subdirs.append(entry.path)
             elif entry.name.endswith(".py"):
-                if entry.is_file():
+                if _not_utf8(entry.path):
+                    found.problems.append((entry.path, _NOT_UTF8))
+                elif entry.is_file():
                     found.files[entry.path] = _module_of(entry.path, root, found)
                 elif entry.is_symlink() and not os.path.exists(entry.path):
                     found.problems.append((entry.path, "broken or looping symlink"))

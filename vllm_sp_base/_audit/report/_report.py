@@ -75,14 +75,14 @@ def _artifact(path: str) -> dict[str, str]:
     absolute = os.path.abspath(path)
     relative = os.path.relpath(absolute)
     if relative.startswith(os.pardir):
-        return {"uri": "file://" + quote(absolute.replace(os.sep, "/"))}
-    return {"uri": quote(relative.replace(os.sep, "/")), "uriBaseId": SRCROOT}
+        return {"uri": "file://" + quote(os.fsencode(absolute.replace(os.sep, "/")))}
+    return {"uri": quote(os.fsencode(relative.replace(os.sep, "/"))), "uriBaseId": SRCROOT}
 
 
 def _directory_uri(directory: str) -> str:
     from urllib.parse import quote
 
-    return "file://" + quote(directory.replace(os.sep, "/").rstrip("/") + "/")
+    return "file://" + quote(os.fsencode(directory.replace(os.sep, "/").rstrip("/") + "/"))
 
 
 def _code_flow(finding: Finding) -> dict[str, Any]:

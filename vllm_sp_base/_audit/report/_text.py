@@ -158,6 +158,10 @@ def github(result: AuditResult) -> str:
         f"{_escape(UNUSED_NOQA)}"
         for path, line in result.unused_noqa
     ]
+    lines += [
+        f"::error file={_escape(display(path), prop=True)},title=cannot audit::{_escape(reason)}"
+        for path, reason in result.diagnostics
+    ]
     return "\n".join(lines)
 
 
