@@ -391,6 +391,40 @@ def test_a_cache_dir_after_an_equals_sign_expands_the_tilde(
     assert code == 1 and (tmp_path / "home" / "cache").is_dir() and not (tmp_path / "~").exists()
 
 
+def _special(kind: str, tmp_path: Path) -> str:
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+        return str(tmp_path / "fifo")
+    if kind == "deep":
+        (tmp_path / "deep.json").write_text("[" * 100_000)
+        return str(tmp_path / "deep.json")
+    return {"device": "/dev/zero", "full": "/dev/full", "folder": str(tmp_path)}[kind]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder", "deep"])
+def test_a_baseline_that_is_no_regular_json_file_is_one_line_and_never_a_hang(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    if kind == "device" and not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    code, out, err = _run(capsys, "--baseline", _special(kind, tmp_path), str(TREE))
+    assert (code, out) == (2, "") and "cannot read baseline" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "full", "folder"])
+def test_a_baseline_is_written_only_to_a_regular_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    if kind == "full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    target = _special(kind, tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    code, _, err = _run(capsys, "--write-baseline", target, str(TREE))
+    assert code == 2 and "cannot write baseline" in err and err.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == before  # no temp file left, the node not replaced
+    assert kind != "fifo" or os.path.exists(target) and not os.path.isfile(target)
+
+
 def test_a_baseline_with_a_non_string_fingerprint_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -169,12 +170,29 @@ def sarif(result: AuditResult) -> str:
     return json.dumps(doc, indent=2)
 
 
+#: A baseline of a million findings is ~60 MB; anything larger is not one.
+_BASELINE_BYTES = 64 << 20
+
+
 def read_baseline(path: str) -> set[str]:
     """Raises OSError/ValueError with a message fit for one line."""
     import json
+    import stat
 
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+    # Opened without blocking (a FIFO with no writer would wait forever), then
+    # read only if it is a regular file of a size a baseline can have.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file (a FIFO, a device or a folder)")
+        if info.st_size > _BASELINE_BYTES:
+            raise ValueError(f"{info.st_size} bytes: larger than a baseline can be ({_BASELINE_BYTES})")
+        text = handle.read(_BASELINE_BYTES + 1).decode("utf-8")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to be a baseline") from None
     if not isinstance(data, dict) or not isinstance(data.get("fingerprints"), list):
         raise ValueError("not a vllm-sp-base baseline (no 'fingerprints' list)")  # noqa: TRY004 (bad file content, not a bad argument)
     if not all(isinstance(x, str) for x in data["fingerprints"]):
@@ -190,10 +208,24 @@ def baselined(result: AuditResult) -> set[str]:
 
 def write_baseline(path: str, result: AuditResult) -> None:
     import json
+    import stat
+    import tempfile
 
     data = {"tool": "vllm-sp-base", "version": __version__, "fingerprints": sorted(baselined(result))}
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    if not stat.S_ISREG(mode):  # a device or a FIFO: a rename would replace the node itself
+        raise OSError(f"not a regular file ({'a FIFO' if stat.S_ISFIFO(mode) else 'a device or a folder'})")
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, tmp = tempfile.mkstemp(prefix=".vllm-sp-base-baseline-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2)
+            out.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)  # a full disk leaves nothing half-written behind
+        raise
