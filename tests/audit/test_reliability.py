@@ -245,3 +245,31 @@ def test_the_marshal_payload_holds_plain_values_only(tmp_path: Path) -> None:
     for saved in tmp_path.iterdir():
         payload = saved.read_bytes()[len(_cache._MAGIC) + _cache._DIGEST :]
         assert plain(marshal.loads(payload))
+
+
+_DEEP = """from torch import nn
+class B(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.x = 1
+    def forward(self):
+        return {terms}
+class C(B):
+    def __init__(self):
+        nn.Module.__init__(self)
+TOTAL = {total}
+"""
+
+
+@pytest.mark.parametrize("parse_all", [False, True])
+def test_valid_deep_code_is_audited_and_deeper_code_is_one_diagnostic(tmp_path: Path, parse_all: bool) -> None:
+    # A forward returning a sum of 490 terms and a module-level sum of 600:
+    # valid Python, past the default recursion limit of a recursive walk.
+    (tmp_path / "m.py").write_text(_DEEP.format(terms=" + ".join(["self.x"] * 490), total=" + ".join(["1"] * 600)))
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    assert [(f.class_name, f.attribute, f.severity) for f in result.findings] == [("m.C", "x", "error")]
+    assert result.diagnostics == []
+    (tmp_path / "m.py").write_text(_DEEP.format(terms=" + ".join(["self.x"] * 30_000), total="1"))
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    assert result.findings == [] and len(result.diagnostics) == 1
+    assert "nested too deeply to audit" in result.diagnostics[0][1]

@@ -120,6 +120,11 @@ def _record(sources: Sources, discovered: Discovered) -> FileKeys:
     return files
 
 
+#: The recursion limit while an audit runs (Python frames of the summaries'
+#: walks run inline in 3.11: this bounds their depth, not the C stack).
+RECURSION_LIMIT = 20_000
+
+
 def audit(
     paths: list[str],
     *,
@@ -142,9 +147,15 @@ def audit(
     # collector would walk them again and again for nothing (~15% of a cold run).
     collecting = gc.isenabled()
     gc.disable()
+    # Valid code nests deeper than Python's default limit lets ``ast`` and the
+    # summaries walk (a ``return`` of a 600-term sum): raised for the run, and
+    # past it a file is one diagnostic, never a crash.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         return _audit(paths, cache, parse_all, options, import_path, exclude)
     finally:
+        sys.setrecursionlimit(limit)
         if collecting:
             gc.enable()
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from vllm_sp_base._audit.prescan._prescan import scan
-from vllm_sp_base._audit.summaries._summaries import ModuleInfo, detach_sources
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo, detach_sources, unparsable
 from vllm_sp_base._audit.summaries._summarize import summarize
 
 
@@ -147,8 +147,7 @@ def summarize_or_reason(data: bytes, path: str, kind: bytes) -> ModuleInfo | str
     try:
         return summarize(data, path, kind in b"Pp", cut=kind.isupper(), inits_of=_INITS_OF)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        line = getattr(error, "lineno", None)
-        return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
+        return unparsable(error)
 
 
 def _job(job: tuple[str, bytes, bytes | None]) -> Any:

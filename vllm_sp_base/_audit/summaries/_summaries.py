@@ -193,10 +193,7 @@ def summarize_body(method: Method, body: Body) -> None:
         try:
             module = ast.parse(body.source)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            line = getattr(error, "lineno", None)
-            raise BodyDoesNotParse(body.path, (
-                f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
-            )) from None
+            raise BodyDoesNotParse(body.path, unparsable(error)) from None
         statements = next(
             node.body for node in ast.walk(module)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -204,5 +201,20 @@ def summarize_body(method: Method, body: Body) -> None:
         )
         line_offset = 0
     visitor = MethodVisitor(method._events, method.name, body.self_name, body.class_name, line_offset)
-    visitor.visit_block(statements)
+    try:
+        visitor.visit_block(statements)
+    except RecursionError:
+        raise BodyDoesNotParse(body.path, f"{TOO_DEEP} (in {method.name}, line {method.line})") from None
     visitor.finish()
+
+
+#: Why a file that is valid Python is not audited: Python's own recursion limit.
+TOO_DEEP = "nested too deeply to audit (an expression or block past the interpreter's recursion limit)"
+
+
+def unparsable(error: BaseException) -> str:
+    """One line for why source could not be read as Python."""
+    if isinstance(error, RecursionError):
+        return TOO_DEEP
+    line = getattr(error, "lineno", None)
+    return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
