@@ -4,6 +4,7 @@ and a child's failure is the parent's."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -173,3 +174,31 @@ def test_without_fork_the_groups_run_here_one_after_another(
     monkeypatch.setattr(_candidates, "processes", lambda: 2)
     found = audit([str(tree)], cache=Cache(str(tmp_path / "cache2"), cached)).findings
     assert {(f.class_name, f.attribute) for f in found} == {("large.Large", "a"), ("small.Small", "b")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "group", "delay"), [
+    ("SIGINT", True, 1.0), ("SIGINT", True, 2.5), ("SIGTERM", False, 1.0), ("SIGTERM", False, 2.5),
+])
+def test_a_signal_during_parse_all_ends_it_without_a_traceback(sig: str, group: bool, delay: float) -> None:
+    # Ctrl-C reaches the whole process group (the pool's workers too); a
+    # SIGTERM, the audit's own process only, leaving its workers' pipes broken.
+    import signal
+    import subprocess
+
+    from vllm_sp_base._audit.files._discover import installed_vllm
+
+    tree = installed_vllm()
+    if tree is None:
+        pytest.skip("vLLM is not installed")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vllm_sp_base", "audit", "--no-cache", "--parse-all", tree],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    time.sleep(delay)
+    (os.killpg if group else os.kill)(proc.pid, getattr(signal, sig))
+    _, err = proc.communicate(timeout=120)
+    time.sleep(0.5)  # orphaned workers, if any, have written what they would by now
+    assert "Traceback" not in err.decode(), err.decode()[-500:]
+    if sig == "SIGINT":
+        assert proc.returncode == 130 and err.decode().strip().endswith("interrupted")

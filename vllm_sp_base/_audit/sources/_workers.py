@@ -162,6 +162,17 @@ def _job(job: tuple[str, bytes, bytes | None]) -> Any:
     return summary
 
 
+def _quiet_worker() -> None:
+    """A pool worker leaves Ctrl-C to the audit's own process (which ends the
+    pool) and says nothing itself: a job's error travels back with its answer,
+    and what the pool's machinery would print when the parent is gone (a
+    broken pipe after SIGTERM) is no news to the person who stopped it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
 class Workers:
     """One pool of forked workers for the whole run. The audited files' bytes
     reach them through fork; a file read later travels with its job."""
@@ -181,7 +192,7 @@ class Workers:
             global _FORKED_TEXTS
             _FORKED_TEXTS = self.texts
             self.forked = set(self.texts)
-            self._pool = mp.get_context("fork").Pool(self.size)
+            self._pool = mp.get_context("fork").Pool(self.size, initializer=_quiet_worker)
             _FORKED_TEXTS = {}
         payload = [(p, k, None if p in self.forked else self.texts[p]) for p, k in jobs]
         chunk = max(1, len(payload) // (self.size * 4))
