@@ -273,3 +273,17 @@ def test_valid_deep_code_is_audited_and_deeper_code_is_one_diagnostic(tmp_path: 
     result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
     assert result.findings == [] and len(result.diagnostics) == 1
     assert "nested too deeply to audit" in result.diagnostics[0][1]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses its own syntax")
+def test_newer_syntax_is_said_as_such_and_a_plain_syntax_error_is_not(tmp_path: Path) -> None:
+    (tmp_path / "generic.py").write_text("class Box[T]:\n    pass\n")  # PEP 695
+    (tmp_path / "alias.py").write_text("type Ids = list[int]\n")
+    (tmp_path / "fstring.py").write_text('s = f"{"a"}"\n')  # PEP 701
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=True)
+    said = {Path(path).name: reason for path, reason in result.diagnostics}
+    assert set(said) == {"generic.py", "alias.py", "fstring.py", "broken.py"}
+    for name in ("generic.py", "alias.py", "fstring.py"):
+        assert "looks like Python 3.12 syntax" in said[name], said[name]
+    assert "3.12" not in said["broken.py"]

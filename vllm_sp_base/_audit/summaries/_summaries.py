@@ -5,6 +5,8 @@ nothing more."""
 from __future__ import annotations
 
 import ast
+import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -213,8 +215,19 @@ TOO_DEEP = "nested too deeply to audit (an expression or block past the interpre
 
 
 def unparsable(error: BaseException) -> str:
-    """One line for why source could not be read as Python."""
+    """One line for why source could not be read as Python, with a hint where
+    the line looks like syntax of a newer Python than the one auditing."""
     if isinstance(error, RecursionError):
         return TOO_DEEP
     line = getattr(error, "lineno", None)
-    return f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
+    said = f"does not parse{f' (line {line})' if line else ''}: {getattr(error, 'msg', error)}"
+    text = getattr(error, "text", None) or ""
+    msg = str(getattr(error, "msg", ""))
+    if sys.version_info < (3, 12) and (msg.startswith("f-string") or _NEWER_SYNTAX.search(text)):
+        said += (f" (this audit runs on Python {sys.version_info.major}.{sys.version_info.minor}; "
+                 "that line looks like Python 3.12 syntax: run it under a newer Python)")
+    return said
+
+
+#: Generic classes and functions and ``type`` aliases (PEP 695), Python 3.12's.
+_NEWER_SYNTAX = re.compile(r"^\s*(?:(?:async\s+)?def|class)\s+\w+\s*\[|^\s*type\s+\w+\s*(?:\[.*\])?\s*=")
