@@ -287,3 +287,13 @@ def test_newer_syntax_is_said_as_such_and_a_plain_syntax_error_is_not(tmp_path: 
     for name in ("generic.py", "alias.py", "fstring.py"):
         assert "looks like Python 3.12 syntax" in said[name], said[name]
     assert "3.12" not in said["broken.py"]
+
+
+@pytest.mark.parametrize("parse_all", [False, True])
+def test_a_package_folder_with_a_dot_reports_the_file_not_a_module_name(tmp_path: Path, parse_all: bool) -> None:
+    (tmp_path / "x.y").mkdir()
+    (tmp_path / "x.y" / "__init__.py").write_text("")
+    (tmp_path / "x.y" / "m.py").write_text(_DEEP.format(terms="self.x", total="1"))
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    (finding,) = result.findings
+    assert finding.path == str(tmp_path / "x.y" / "m.py") and finding.read_path == finding.path

@@ -109,7 +109,7 @@ class CandidateChecker:
                 info = sources.summary(path, path.endswith("__init__.py"))
                 if info is None:
                     continue
-                project.add_module(name, info)
+                project.add_module(name, info, path)
             for class_name, cls in info.classes.items():
                 if self.names is not None and class_name not in self.names:
                     continue

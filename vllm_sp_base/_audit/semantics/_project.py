@@ -122,8 +122,12 @@ class Project:
             self._modules[module] = info
         return self._modules[module]
 
-    def add_module(self, module: str, info: ModuleInfo) -> None:
+    def add_module(self, module: str, info: ModuleInfo, path: str | None = None) -> None:
+        """A module the roots do not find under its name (``x.y/m.py``: no
+        import reaches it), known by its file all the same."""
         self._modules[module] = info
+        if path is not None:
+            self._files[module] = (path, os.path.basename(path) == "__init__.py")
 
     # Names -------------------------------------------------------------
     @staticmethod
