@@ -85,6 +85,18 @@ def test_bad_files_do_not_stop_the_run(tmp_path: Path, cached: bool) -> None:
     assert [(f.class_name, f.attribute) for f in result.findings] == [("good.B", "a")]
 
 
+def test_a_link_to_a_sibling_folder_is_the_same_files_not_a_loop(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "good.py").write_text(
+        "class Module:\n    pass\nclass A(Module):\n    def __init__(self):\n        self.a = 1\n"
+        "    def forward(self):\n        return self.a\nclass B(A):\n    def __init__(self):\n        pass\n"
+    )
+    (tmp_path / "alias").symlink_to(tmp_path / "pkg", target_is_directory=True)
+    result = audit([str(tmp_path)], cache=Cache(None, False))
+    assert result.diagnostics == [] and result.files == 1
+    assert [(f.class_name, f.attribute) for f in result.findings] == [("alias.good.B", "a")]
+
+
 def test_each_phase_is_timed_and_a_whole_run_cache_hit_has_none(tmp_path: Path) -> None:
     # With a cache or without, the pre-scan reads each file as it lexes it.
     phases = ["discover", "read and pre-scan", "candidates, their MROs, the rule"]

@@ -126,9 +126,11 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
     """``os.walk(top, followlinks=True)``'s order, with ``scandir``'s entry
     types: a regular file costs no ``stat`` (one per file was ~10% of reading vLLM)."""
     seen: set[tuple[int, int]] = set()
-    stack = [top]
+    # Each folder with the folders above it: a link to one of those is a loop;
+    # a link to a folder walked elsewhere (``alias -> pkg``) is the same files again.
+    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(top, frozenset())]
     while stack:
-        directory = stack.pop()
+        directory, above = stack.pop()
         try:
             stat = os.stat(directory)
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
@@ -136,10 +138,13 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
             found.problems.append((directory, f"cannot read: {error.strerror or error}"))
             continue
         key = (stat.st_dev, stat.st_ino)
-        if key in seen:
-            found.problems.append((directory, "symlink loop: directory already visited"))
+        if key in above:
+            found.problems.append((directory, "symlink loop: a link to a folder above it"))
             continue
+        if key in seen:
+            continue  # another name for a folder already audited: its files once
         seen.add(key)
+        inside = above | {key}
         subdirs = []
         for entry in entries:
             try:
@@ -161,7 +166,7 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
                     found.problems.append((entry.path, "broken or looping symlink"))
                 else:  # a FIFO, a device, or a link to one
                     found.problems.append((entry.path, "not a regular file"))
-        stack += reversed(subdirs)
+        stack += [(subdir, inside) for subdir in reversed(subdirs)]
 
 
 def installed_vllm(import_path: list[str] | None = None) -> str | None:
