@@ -297,3 +297,16 @@ def test_a_package_folder_with_a_dot_reports_the_file_not_a_module_name(tmp_path
     result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
     (finding,) = result.findings
     assert finding.path == str(tmp_path / "x.y" / "m.py") and finding.read_path == finding.path
+
+
+@pytest.mark.parametrize("form", ["grouped", "full", "concise"])
+def test_a_newline_in_a_file_name_keeps_each_finding_on_its_line(
+    tmp_path: Path, form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vllm_sp_base._audit.report import _text
+
+    (tmp_path / "two\nlines.py").write_text(_DEEP.format(terms="self.x", total="1"))
+    monkeypatch.chdir(tmp_path)
+    result = audit(["."], cache=Cache(None, False))
+    text = {"grouped": _text.grouped, "full": _text.full, "concise": _text.concise}[form](result)
+    assert "two\\nlines.py" in text and "two\nlines" not in text

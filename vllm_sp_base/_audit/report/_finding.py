@@ -13,12 +13,16 @@ def display_path(path: str) -> str:
     (``vllm/model_executor/models/deepseek_v2.py``, not the site-packages it
     sits in); else the path as it is."""
     if not os.path.isabs(path):
-        return path
+        return path.translate(_VISIBLE)
     relative = os.path.relpath(path)
     if not relative.startswith(".."):
-        return relative
+        return relative.translate(_VISIBLE)
     root = _import_root(os.path.dirname(path))
-    return path if root == os.path.dirname(path) else os.path.relpath(path, root)
+    return (path if root == os.path.dirname(path) else os.path.relpath(path, root)).translate(_VISIBLE)
+
+
+#: Control characters a file name may hold, escaped: one line stays one line.
+_VISIBLE = {code: f"\\x{code:02x}" for code in (*range(32), 127)} | {10: "\\n", 13: "\\r", 9: "\\t"}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -68,8 +72,9 @@ class Finding:
             "warning": "AttributeError if that read is reached",
         }.get(self.severity, "no entry point reaches it")
         when = " while it is built" if self.entry == "__init__" else ""
-        return (
-            f"{short} skips {self.skipped_init}.__init__ (via {self.skipped_by.rsplit('.', 1)[-1]}), "
+        return (  # a module named after a file with a newline stays on one line
+            f"{short} skips {self.skipped_init.translate(_VISIBLE)}.__init__ "
+            f"(via {self.skipped_by.rsplit('.', 1)[-1]}), "
             f"which sets self.{self.attribute} at {display_path(self.skipped_path)}:{self.set_line}, but "
             f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {display_path(self.read_path)}:"
             f"{self.read_line}{when}{self.via}: {outcome}{f' ({self.condition})' if self.condition else ''}"
