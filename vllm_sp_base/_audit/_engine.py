@@ -208,6 +208,27 @@ def _audit(
     return result
 
 
+def _subclassed(sources: Sources, files: list[str]) -> frozenset[str]:
+    """What the pre-scan's ``subclassed`` says, from whole summaries: the names
+    class headers list as bases, and what those names alias. Only such a class
+    (or a private one) can be only a base: the search for who builds it runs
+    for them, not for every class with a finding."""
+    bases: set[str] = set()
+    alias_of: dict[str, set[str]] = {}
+    for path in files:
+        info = sources.summary(path, os.path.basename(path) == "__init__.py")
+        if info is None:
+            continue
+        for cls in info.classes.values():
+            bases.update(base.rsplit(".", 1)[-1] for base in cls.bases if base)
+        for alias, target in info.aliases.items():
+            alias_of.setdefault(alias, set()).add(target.rsplit(".", 1)[-1])
+        for alias, imp in info.imports.items():
+            if imp.name is not None:
+                alias_of.setdefault(alias, set()).add(imp.name)
+    return frozenset(bases | {original for base in bases for original in alias_of.get(base, ())})
+
+
 def _check(
     discovered: Discovered,
     sources: Sources,
@@ -227,6 +248,7 @@ def _check(
     if parse_all:
         files = list(discovered.files)
         sources.prefetch(files, b"M")
+        subclassed = _subclassed(sources, files)
         start = result.lap("parse all", start)
     else:
         if scan_releases_the_gil():
