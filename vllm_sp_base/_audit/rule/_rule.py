@@ -34,14 +34,20 @@ class SkippedInitRead:
 
     Construction and dispatch are simulated as Python runs them: the
     ``__init__`` chain however spelled, helpers on ``self``, ``super().m()``
-    into overridden parents, guards (``hasattr``, ``getattr`` with a default,
-    ``except AttributeError``).
+    into overridden parents, properties and local functions where they run,
+    guards (``hasattr``, ``getattr`` with a default, a handler that swallows
+    AttributeError). A read is any use, calling included (``self.norm(x)``).
+    What the engine calls on the built object is its engine model: a torch
+    module's every-load entry points, a feature's only where the instance
+    passes the engine's check for it (EPLB: ``num_moe_layers``), a plain class
+    the engine drives (workers, proposers). A test the built instance always
+    fails (``self.enable_pdmux = False``) hides what runs under it.
 
     ``error``: the read runs during construction before anything set the
-    attribute, or an entry point of a torch module (``forward``,
-    ``load_weights``, ``__call__``, ...) reaches it on no condition;
-    ``warning``: reached under a condition; ``note`` (``--show-unreachable``
-    only): no entry point reaches it.
+    attribute, or an every-load entry point (``forward``, ``load_weights``,
+    ``embed_multimodal``, ...) reaches it on no condition; ``warning``:
+    reached under a condition or a feature, which the finding names;
+    ``note`` (``--show-unreachable`` only): no entry point reaches it.
     """
 
     CODE = "SPB001"
