@@ -190,29 +190,27 @@ def walk(
             condition = why or event.condition
         else:
             requires, condition = needs, why
-        if type(event) is not Call:
+        if type(event) is Call:
+            found = model.target(index, event)
+            yield Executed(event, index, method, chain, not surely, caught, found, condition, requires)
+            callee = found[1] if found is not None else None
+            if event.kind == "self" and callee is None:
+                # No class the source shows defines it: ``self.norm(x)`` calls an
+                # instance attribute (a submodule the parent's ``__init__`` set).
+                read = Read(event.name, event.line, event.col, event.conditional, event.condition, event.requires)
+                yield Executed(read, index, method, chain, not surely, caught or event.caught, None, condition,
+                               requires)
+            entered_caught = caught or event.caught
+        else:
             yield Executed(event, index, method, chain, not surely, caught, None, condition, requires)
+            # Reading a property runs its getter, as a call would.
+            found = None
             if type(event) is Read and event.attr in model.properties:
-                # Reading a property runs its getter, as a call would.
-                getter = model.lookup(event.attr, 0)
-                runs = getter[1] if getter is not None else None
-                if getter is not None and runs is not None and runs.is_property:
-                    key = (getter[0], runs.name)
-                    if not (key in seen and (not seen[key] or not surely)):
-                        seen[key] = not surely
-                        stack.append((
-                            getter[0], runs, iter(runs.events), (*chain, Step(index, method.name, event.line)),
-                            not surely, caught, condition, requires,
-                        ))
-            continue
-        found = model.target(index, event)
-        yield Executed(event, index, method, chain, not surely, caught, found, condition, requires)
-        callee = found[1] if found is not None else None
-        if event.kind == "self" and callee is None:
-            # No class the source shows defines it: ``self.norm(x)`` calls an
-            # instance attribute (a submodule the parent's ``__init__`` set).
-            read = Read(event.name, event.line, event.col, event.conditional, event.condition, event.requires)
-            yield Executed(read, index, method, chain, not surely, caught or event.caught, None, condition, requires)
+                found = model.lookup(event.attr, 0)
+            callee = found[1] if found is not None else None
+            if callee is None or not callee.is_property:
+                continue
+            entered_caught = caught
         if found is None or callee is None:
             continue
         callee_index = found[0]
@@ -222,7 +220,7 @@ def walk(
         seen[key] = not surely
         stack.append((
             callee_index, callee, iter(callee.events),
-            (*chain, Step(index, method.name, event.line)), not surely, caught or event.caught,
+            (*chain, Step(index, method.name, event.line)), not surely, entered_caught,
             condition, requires,
         ))
 

@@ -20,21 +20,21 @@ class EnclosingTests:
     def __init__(self, self_name: str) -> None:
         self._self_name = self_name  # the method's first parameter (a name, not the visitor: no cycle)
         self._stack: list[tuple[ast.expr, bool]] = []
-        self._texts: dict[int, str] = {}  # stack depth -> the innermost test's text, once asked
+        self._text: list[str | None] = []  # each test's text, once asked
 
     def push(self, test: ast.expr, truth: bool) -> None:
         self._stack.append((test, truth))
+        self._text.append(None)
 
     def pop(self) -> None:
         self._stack.pop()
-        self._texts.pop(len(self._stack) + 1, None)
+        self._text.pop()
 
     def current(self) -> tuple[str | None, str]:
         """The innermost test's text, and what the enclosing tests need of the instance."""
         if not self._stack:
             return None, ""
-        depth = len(self._stack)
-        text = self._texts.get(depth)
+        text = self._text[-1]
         if text is None:  # unparsed once, and only where an event sits under it
             test, truth = self._stack[-1]
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -42,7 +42,7 @@ class EnclosingTests:
             text = ast.unparse(test)
             if not truth:
                 text = f"not ({text})" if " " in text else f"not {text}"
-            text = self._texts[depth] = text if len(text) <= CONDITION_CHARS else text[:CONDITION_CHARS - 3] + "..."
+            text = self._text[-1] = text if len(text) <= CONDITION_CHARS else text[:CONDITION_CHARS - 3] + "..."
         needs = [r for test, truth in self._stack for r in self.requirements(test, truth)]
         return text, REQUIREMENT_SEPARATOR.join(needs)
 
