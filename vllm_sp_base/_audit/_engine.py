@@ -208,27 +208,6 @@ def _audit(
     return result
 
 
-def _subclassed(sources: Sources, files: list[str]) -> frozenset[str]:
-    """What the pre-scan's ``subclassed`` says, from whole summaries: the names
-    class headers list as bases, and what those names alias. Only such a class
-    (or a private one) can be only a base: the search for who builds it runs
-    for them, not for every class with a finding."""
-    bases: set[str] = set()
-    alias_of: dict[str, set[str]] = {}
-    for path in files:
-        info = sources.summary(path, os.path.basename(path) == "__init__.py")
-        if info is None:
-            continue
-        for cls in info.classes.values():
-            bases.update(base.rsplit(".", 1)[-1] for base in cls.bases if base)
-        for alias, target in info.aliases.items():
-            alias_of.setdefault(alias, set()).add(target.rsplit(".", 1)[-1])
-        for alias, imp in info.imports.items():
-            if imp.name is not None:
-                alias_of.setdefault(alias, set()).add(imp.name)
-    return frozenset(bases | {original for base in bases for original in alias_of.get(base, ())})
-
-
 def _check(
     discovered: Discovered,
     sources: Sources,
@@ -243,26 +222,27 @@ def _check(
     from vllm_sp_base._audit.sources._workers import in_processes, in_threads, set_inits_of
 
     start = time.perf_counter()
-    names: set[str] | None = None  # every class is a candidate
-    subclassed: frozenset[str] | None = None
+    # Both modes take ``subclassed`` (who may be only a base) from the pre-scan:
+    # the same answer by construction, whichever files are parsed.
     if parse_all:
         files = list(discovered.files)
         sources.prefetch(files, b"M")
-        subclassed = _subclassed(sources, files)
         start = result.lap("parse all", start)
+    if scan_releases_the_gil():
+        listed = list(discovered.files)
+        found = dict(zip(listed, in_threads(sources.prescan, listed)))
     else:
-        if scan_releases_the_gil():
-            listed = list(discovered.files)
-            found = dict(zip(listed, in_threads(sources.prescan, listed)))
-        else:
-            sources.prefetch(list(discovered.files), b"S")
-            found = {path: sources.prescan(path) for path in discovered.files}
-        scans = {path: s for path, s in found.items() if s is not None}
-        chosen = candidate_names(scans.values(), {m.split(".", 1)[0] for m in discovered.files.values()})
+        sources.prefetch(list(discovered.files), b"S")
+        found = {path: sources.prescan(path) for path in discovered.files}
+    scans = {path: s for path, s in found.items() if s is not None}
+    chosen = candidate_names(scans.values(), {m.split(".", 1)[0] for m in discovered.files.values()})
+    subclassed = chosen.subclassed
+    names: set[str] | None = None  # every class is a candidate
+    if not parse_all:
         names = chosen.names
-        subclassed = chosen.subclassed
         set_inits_of(chosen.in_mros)
-        files = [p for p, fs in scans.items() if any(c.name in chosen.names for c in fs.classes)]
+        # A file that does not parse has its diagnostic from the checker, as with --parse-all.
+        files = [p for p, fs in scans.items() if not fs.parses or any(c.name in names for c in fs.classes)]
         start = result.lap("read and pre-scan", start)
 
     # Its threads would be forked mid-flight with the groups; they need it no more.

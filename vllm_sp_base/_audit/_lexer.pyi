@@ -3,9 +3,11 @@
 from collections.abc import Set as AbstractSet
 from typing import TypeAlias
 
-# (classes, aliases, imported); a class: (name, bases, dotted_bases, has_init, init_chains, init_sets)
+# (classes, aliases, imported, modules); a class:
+# (name, bases, written, has_init, init_chains, init_explicit, init_sets)
 _Scanned: TypeAlias = tuple[
-    list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool, bool]],
+    list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool, bool, bool]],
+    list[tuple[str, str]],
     list[tuple[str, str]],
     list[tuple[str, str]],
 ]

@@ -5,8 +5,28 @@
 
 #include <string.h>
 
-/* Whether `self.<name>`, `setattr`, `__setattr__` or `vars` appears in [at, end):
- * the init may set something (`object.__setattr__(self, "a", v)`,
+/* Whether the dotted names [a, a_end) and [b, b_end) are the same, blanks aside. */
+static int same_dotted(const unsigned char *s, Py_ssize_t a, Py_ssize_t a_end, Py_ssize_t b, Py_ssize_t b_end) {
+    for (;;) {
+        a = lex_skip_space(s, a, a_end);
+        b = lex_skip_space(s, b, b_end);
+        if (a >= a_end || b >= b_end) return a >= a_end && b >= b_end;
+        if (s[a++] != s[b++]) return 0;
+    }
+}
+
+/* Whether [at, end) holds the bytes `what`. */
+static int contains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const unsigned char *what,
+                    Py_ssize_t length) {
+    for (Py_ssize_t k = at; k + length <= end; k++)
+        if (memcmp(s + k, what, (size_t)length) == 0) return 1;
+    return 0;
+}
+
+/* Whether the init body [at, end) may set an attribute: it touches
+ * `self.<name>`, passes `self` on (`Base._setup(self)`), calls a `super()`
+ * method other than `__init__` (`super()._setup()`), or names setattr,
+ * `__setattr__` or vars (`object.__setattr__(self, "a", v)`,
  * `vars(self).update(...)` name no `self.`). */
 static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                         Py_ssize_t self_start, Py_ssize_t self_end) {
@@ -22,12 +42,36 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
             Py_ssize_t start = L.i;
             Py_ssize_t stop = start;
             while (stop < end && lex_is_ident(s[stop])) stop++;
-            if ((stop - start == length && memcmp(s + start, s + self_start, (size_t)length) == 0 &&
-                 lex_skip_space(s, stop, end) < end && s[lex_skip_space(s, stop, end)] == '.') ||
+            if ((stop - start == length && memcmp(s + start, s + self_start, (size_t)length) == 0) ||
                 lex_is_name(s, start, stop, "setattr") || lex_is_name(s, start, stop, "__setattr__") ||
                 lex_is_name(s, start, stop, "vars"))
                 return 1;
+            if (lex_is_name(s, start, stop, "super")) { /* only `super(...).__init__(` sets nothing itself */
+                Py_ssize_t open = lex_skip_space(s, stop, end);
+                if (open >= end || s[open] != '(') return 1;
+                Py_ssize_t close = lex_skip_to(s, open + 1, end, ")");
+                Py_ssize_t dot = lex_skip_space(s, close + 1, end);
+                if (close >= end || dot >= end || s[dot] != '.') return 1;
+                Py_ssize_t name = lex_skip_space(s, dot + 1, end), name_end = lex_name_end(s, name, end);
+                if (!lex_is_name(s, name, name_end, "__init__")) return 1;
+                L.i = name_end;
+                continue;
+            }
+            Py_ssize_t dot = lex_skip_space(s, stop, end);
+            if (dot < end && s[dot] == '.') { /* `Base.__init__(self`: self passed to the parent's __init__ */
+                Py_ssize_t name = lex_skip_space(s, dot + 1, end), name_end = lex_name_end(s, name, end);
+                Py_ssize_t open = lex_skip_space(s, name_end, end);
+                Py_ssize_t arg = open < end && s[open] == '(' ? lex_skip_space(s, open + 1, end) : end;
+                Py_ssize_t arg_end = lex_name_end(s, arg, end);
+                if (lex_is_name(s, name, name_end, "__init__") && arg_end - arg == length &&
+                    memcmp(s + arg, s + self_start, (size_t)length) == 0) {
+                    L.i = arg_end;
+                    continue;
+                }
+            }
             if (!lex_skip_name_or_string(&L)) return 1;
+            if (L.i > stop && contains(s, stop, L.i, s + self_start, length))
+                return 1; /* an f-string whose fields may name self: read as code would be */
         } else {
             L.i++;
         }
@@ -35,10 +79,11 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
     return 0;
 }
 
-/* Whether the statement at `at` runs the parent's __init__ (see the header). */
+/* Whether the statement at `at` runs the parent's __init__ (see the header):
+ * 1 by super(), 2 by naming the base, 0 not. */
 static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const Class *cls,
                   Py_ssize_t self_start, Py_ssize_t self_end) {
-    Py_ssize_t last = 0, last_end = 0, before = -1, before_end = -1;
+    Py_ssize_t last = 0, last_end = 0, before_end = -1;
     int parts = 0;
     Py_ssize_t stop = lex_name_end(s, at, end);
     if (lex_is_name(s, at, stop, "super")) {
@@ -69,7 +114,6 @@ static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const C
     for (;;) {
         Py_ssize_t part_end = lex_name_end(s, p, end);
         if (part_end == p) return 0;
-        before = last;
         before_end = last_end;
         last = p;
         last_end = part_end;
@@ -85,14 +129,16 @@ static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const C
     Py_ssize_t arg = lex_skip_space(s, p + 1, end), arg_end = lex_name_end(s, arg, end);
     if (arg_end - arg != self_end - self_start || memcmp(s + arg, s + self_start, (size_t)(arg_end - arg)) != 0)
         return 0;
-    return cls->only_base >= 0 && before_end - before == cls->only_base_end - cls->only_base &&
-           memcmp(s + before, s + cls->only_base, (size_t)(before_end - before)) == 0;
+    /* `nn.Module.__init__(self)` runs the base only where the header writes that
+     * base `nn.Module`: a class `Module` of the project is another class. */
+    return cls->only_base >= 0 && same_dotted(s, at, before_end, cls->only_base, cls->only_base_end) ? 2 : 0;
 }
 
 void finish_init(Init *init, Found *found) {
     if (init->class_index < 0) return;
     Class *cls = &found->classes[init->class_index];
-    cls->init_chains = cls->has_init ? (cls->init_chains && init->chains) : init->chains;
+    cls->init_chains = cls->has_init ? (cls->init_chains && init->chains) : init->chains != 0;
+    cls->init_explicit |= init->chains == 2;
     cls->init_sets |= init->sets;
     cls->has_init = 1;
     init->class_index = -1;

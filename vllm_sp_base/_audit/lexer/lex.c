@@ -12,7 +12,7 @@ static unsigned char SPECIAL[256];
 /* Where a string's body stops being plain text. */
 static unsigned char STRING_STOP[256];
 
-enum { PLAIN = 0, BLANK, NEWLINE, BACKSLASH, HASH, QUOTE, OPEN, CLOSE, COLON, RETURN };
+enum { PLAIN = 0, BLANK, NEWLINE, BACKSLASH, HASH, QUOTE, OPEN, CLOSE, COLON, RETURN, WIDE };
 
 void lex_init(void) {
     for (int c = 0; c < 256; c++)
@@ -27,6 +27,7 @@ void lex_init(void) {
     SPECIAL[')'] = SPECIAL[']'] = SPECIAL['}'] = CLOSE;
     SPECIAL[':'] = COLON;
     SPECIAL['\r'] = RETURN;
+    for (int c = 0x80; c < 256; c++) SPECIAL[c] = WIDE;
     STRING_STOP['\\'] = STRING_STOP['\n'] = STRING_STOP['"'] = STRING_STOP['\''] = 1;
     STRING_STOP['{'] = 1;
 }
@@ -143,6 +144,10 @@ int lex_next_line(Lexer *L, Line *line) {
                 continue;
             case COLON:
                 colon_outside = depth == 0;
+                last = i++;
+                continue;
+            case WIDE: /* part of a name (only strings and comments may hold other text) */
+                L->non_ascii = 1;
                 last = i++;
                 continue;
             default: /* RETURN: only as half of a Windows line end */

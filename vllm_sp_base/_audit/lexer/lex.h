@@ -14,6 +14,7 @@ typedef struct {
     Py_ssize_t i;
     long line;      /* the line L->i is on */
     int failed;
+    int non_ascii;  /* a byte past 0x7f outside strings and comments: an identifier Python folds by NFKC */
 } Lexer;
 
 /* One logical line: from its first token to the newline that ends it. */

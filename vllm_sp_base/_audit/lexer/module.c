@@ -5,7 +5,7 @@
 static PyMethodDef methods[] = {
     {"cut_bodies", cut_bodies, METH_VARARGS,
      "cut_bodies(source, keep) -> (skeleton, cuts) or None: see bodies.c."},
-    {"scan", scan, METH_VARARGS, "scan(source) -> (classes, aliases, imported) or None: see scan.c."},
+    {"scan", scan, METH_VARARGS, "scan(source) -> (classes, aliases, imported, modules) or None: see scan.c."},
     {"code_digest", code_digest, METH_VARARGS,
      "code_digest(source) -> 16 bytes, or None where it does not lex: see digest.c."},
 #ifndef _WIN32

@@ -1,29 +1,36 @@
 /* scan(source): what the audit's pre-scan needs of a module, lexed exactly.
  *
  * The pre-scan reads every file of the tree to find which classes can have a
- * finding (see _prescan.py). Its regular expressions are the fallback; this
- * pass lexes the source once (strings, comments, brackets, continuation
- * lines), so nothing in a string or a comment is taken for code, and returns
+ * finding (see _prescan.py). This pass lexes the source once (strings,
+ * comments, brackets, continuation lines), so nothing in a string or a comment
+ * is taken for code, and returns
  *
- *   (classes, aliases, imported)
+ *   (classes, aliases, imported, modules)
  *
- * classes: one (name, bases, dotted_bases, has_init, init_chains, init_sets)
- *   per `class` statement, anywhere. bases: the last name of each positional
- *   base's leading dotted name, "?" where it does not start with a name;
- *   dotted_bases: those written `module.Name`. has_init: an `__init__` is
- *   defined in its body (also under if/try). init_chains: every such
- *   `__init__` runs its parent's at body level, unconditionally:
- *   `super().__init__(`, `super(Own, self).__init__(`, or
- *   `Base.__init__(self` naming the only base. init_sets: some `__init__`
- *   touches `self.<name>` or calls setattr (it may set an attribute).
+ * classes: one (name, bases, written, has_init, init_chains, init_explicit,
+ *   init_sets) per `class` statement, anywhere. bases: the last name of each
+ *   positional base's leading dotted name, "?" where it does not start with a
+ *   name; written: each such dotted name as written (blanks kept: the caller
+ *   drops them), "?" likewise. has_init: an `__init__` is defined in its body
+ *   (also under if/try). init_chains: every such `__init__` runs its parent's
+ *   at body level, unconditionally, before any body-level return or raise:
+ *   `super().__init__(`, `super(Own, x).__init__(`, or `Base.__init__(self`
+ *   naming the only base as the header writes it. init_explicit: one of them
+ *   does it the last way, which runs that base's `__init__` whatever the MRO
+ *   puts next. init_sets: some `__init__` touches `self.<name>`, passes `self`
+ *   on, calls a `super()` method other than `__init__`, or names setattr,
+ *   `__setattr__` or vars (it may set an attribute).
  * aliases: (alias, original's last name) of each `Alias = dotted.Name` a
  *   module binds (outside any class or function) and of each
  *   `from ... import Name as Alias`, anywhere.
  * imported: (local name, module) of each `from module import` whose module
  *   is absolute, anywhere.
+ * modules: (local name, module) of each `import a.b [as c]`, anywhere: `c`
+ *   is `a.b`, a plain `a.b` binds `a`.
  *
  * Every approximation here errs towards more candidates. Returns None where
- * the source does not lex; the caller then uses the regular expressions.
+ * the source does not lex, or holds a name past ASCII (Python folds those by
+ * NFKC, bytes do not): the caller then reads the module with `ast`.
  */
 
 #include "scan.h"
@@ -54,6 +61,7 @@ static void free_found(Found *found) {
     PyMem_RawFree(found->bases);
     PyMem_RawFree(found->aliases);
     PyMem_RawFree(found->imported);
+    PyMem_RawFree(found->modules);
 }
 
 /* The class statement at `at` (past the keyword) up to `end`. */
@@ -84,9 +92,9 @@ static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Fou
             if (!keyword) {
                 if (!room((void **)&found->bases, found->base_count, &found->base_capacity, sizeof(Span)))
                     return 0;
-                found->bases[found->base_count++] = (Span){parts ? last : -1, last_end, parts > 1};
+                found->bases[found->base_count++] = (Span){parts ? last : -1, last_end, parts > 1, p};
                 cls->base_count++;
-                cls->only_base = parts ? last : -1;
+                cls->only_base = parts ? p : -1;
                 cls->only_base_end = last_end;
             }
         }
@@ -96,6 +104,18 @@ static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Fou
     }
     if (cls->base_count != 1) cls->only_base = -1;
     return 1;
+}
+
+/* An `as name` at `p`: the name in [*local, *local_end) and what follows it;
+ * `p` itself where there is none, -1 where `as` has no name after it. */
+static Py_ssize_t read_as(const unsigned char *s, Py_ssize_t p, Py_ssize_t end, Py_ssize_t *local,
+                          Py_ssize_t *local_end) {
+    Py_ssize_t as_end = lex_name_end(s, p, end);
+    if (!lex_is_name(s, p, as_end, "as")) return p;
+    *local = lex_skip_space(s, as_end, end);
+    *local_end = lex_name_end(s, *local, end);
+    if (*local_end == *local) return -1;
+    return lex_skip_space(s, *local_end, end);
 }
 
 /* `from module import a as b, c` at `at`: its aliases and, for an absolute
@@ -117,13 +137,9 @@ static int read_from_import(const unsigned char *s, Py_ssize_t at, Py_ssize_t en
         Py_ssize_t name = p, name_stop = lex_name_end(s, p, end);
         if (name_stop == name) return 1;
         Py_ssize_t local = name, local_end = name_stop;
-        p = lex_skip_space(s, name_stop, end);
-        Py_ssize_t as_end = lex_name_end(s, p, end);
-        if (lex_is_name(s, p, as_end, "as")) {
-            local = lex_skip_space(s, as_end, end);
-            local_end = lex_name_end(s, local, end);
-            if (local_end == local) return 1;
-            p = lex_skip_space(s, local_end, end);
+        p = read_as(s, lex_skip_space(s, name_stop, end), end, &local, &local_end);
+        if (p < 0) return 1;
+        if (local != name) {
             if ((local_end - local != name_stop - name ||
                  memcmp(s + local, s + name, (size_t)(name_stop - name)) != 0) &&
                 !add_pair(&found->aliases, &found->alias_count, &found->alias_capacity, local,
@@ -132,6 +148,27 @@ static int read_from_import(const unsigned char *s, Py_ssize_t at, Py_ssize_t en
         }
         if (absolute && !add_pair(&found->imported, &found->import_count, &found->import_capacity,
                                   local, local_end, module, module_end))
+            return 0;
+        if (p >= end || s[p] != ',') return 1;
+        p++;
+    }
+}
+
+/* `import a.b as c, d.e` at `at`: (c, a.b) and (d, d) appended to modules. */
+static int read_import(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Found *found) {
+    Py_ssize_t p = at + 6;
+    for (;;) {
+        p = lex_skip_space(s, p, end);
+        Py_ssize_t last, last_end;
+        int parts;
+        Py_ssize_t module = p, module_end = lex_dotted_at(s, p, end, &last, &last_end, &parts);
+        if (parts == 0) return 1;
+        Py_ssize_t local = module, local_end = lex_name_end(s, module, end);
+        p = read_as(s, lex_skip_space(s, module_end, end), end, &local, &local_end);
+        if (p < 0) return 1;
+        if (local == module) module_end = local_end; /* `import a.b` binds `a`, the module a */
+        if (!add_pair(&found->modules, &found->module_count, &found->module_capacity, local, local_end,
+                      module, module_end))
             return 0;
         if (p >= end || s[p] != ',') return 1;
         p++;
@@ -152,6 +189,9 @@ static int read_alias(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Fou
     int parts;
     p = lex_skip_space(s, lex_dotted_at(s, p, end, &last, &last_end, &parts), end);
     if (parts == 0) return 1;
+    if (parts == 1 && (lex_is_name(s, last, last_end, "None") || lex_is_name(s, last, last_end, "True") ||
+                       lex_is_name(s, last, last_end, "False")))
+        return 1; /* a constant, not a class */
     if (parenthesised) {
         if (p >= end || s[p] != ')') return 1;
         p = lex_skip_space(s, p + 1, end);
@@ -186,6 +226,8 @@ static int read_statements(const unsigned char *s, const Line *line, int module_
         Py_ssize_t word_end = lex_name_end(s, at, stop);
         if (lex_is_name(s, at, word_end, "from")) {
             if (!read_from_import(s, at, stop, found)) return 0;
+        } else if (lex_is_name(s, at, word_end, "import")) {
+            if (!read_import(s, at, stop, found)) return 0;
         } else if (module_level && !read_alias(s, at, stop, found)) {
             return 0;
         }
@@ -240,7 +282,7 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
             return -1;
         }
     }
-    if (status < 0 || L.failed) return 0;
+    if (status < 0 || L.failed || L.non_ascii) return 0;
     finish_init(&init, found);
     return 1;
 }
@@ -265,27 +307,28 @@ static PyObject *classes(const unsigned char *s, const Found *found) {
     PyObject *list = PyList_New(found->class_count);
     for (Py_ssize_t k = 0; list != NULL && k < found->class_count; k++) {
         const Class *cls = &found->classes[k];
-        Py_ssize_t dotted = 0;
-        for (Py_ssize_t b = 0; b < cls->base_count; b++) dotted += found->bases[cls->first_base + b].dotted;
-        PyObject *bases = PyTuple_New(cls->base_count), *dotted_bases = PyTuple_New(dotted);
+        PyObject *bases = PyTuple_New(cls->base_count), *written = PyTuple_New(cls->base_count);
         PyObject *item = NULL;
-        if (bases != NULL && dotted_bases != NULL) {
-            Py_ssize_t d = 0, b = 0;
+        if (bases != NULL && written != NULL) {
+            Py_ssize_t b = 0;
             for (; b < cls->base_count; b++) {
                 const Span *base = &found->bases[cls->first_base + b];
                 PyObject *name = text(s, base->start, base->end);
                 if (name == NULL) break;
-                if (base->dotted) PyTuple_SET_ITEM(dotted_bases, d++, Py_NewRef(name));
                 PyTuple_SET_ITEM(bases, b, name);
+                PyObject *as_written = text(s, base->start < 0 ? -1 : base->written, base->end);
+                if (as_written == NULL) break;
+                PyTuple_SET_ITEM(written, b, as_written);
             }
             if (b == cls->base_count)
-                item = Py_BuildValue("(NOOOOO)", text(s, cls->name_start, cls->name_end), bases,
-                                     dotted_bases, cls->has_init ? Py_True : Py_False,
+                item = Py_BuildValue("(NOOOOOO)", text(s, cls->name_start, cls->name_end), bases,
+                                     written, cls->has_init ? Py_True : Py_False,
                                      cls->init_chains ? Py_True : Py_False,
+                                     cls->init_explicit ? Py_True : Py_False,
                                      cls->init_sets ? Py_True : Py_False);
         }
         Py_XDECREF(bases);
-        Py_XDECREF(dotted_bases);
+        Py_XDECREF(written);
         if (item == NULL) Py_CLEAR(list);
         else PyList_SET_ITEM(list, k, item);
     }
@@ -304,8 +347,9 @@ PyObject *scan_result(const unsigned char *s, int status, Found *found) {
     } else if (status == 0) {
         result = Py_NewRef(Py_None);
     } else {
-        result = Py_BuildValue("(NNN)", classes(s, found), pairs(s, found->aliases, found->alias_count),
-                               pairs(s, found->imported, found->import_count));
+        result = Py_BuildValue("(NNNN)", classes(s, found), pairs(s, found->aliases, found->alias_count),
+                               pairs(s, found->imported, found->import_count),
+                               pairs(s, found->modules, found->module_count));
     }
     free_found(found);
     return result;

@@ -10,27 +10,30 @@
 typedef struct {
     Py_ssize_t start, end; /* start -1: a base that is no name ("?") */
     int dotted;
+    Py_ssize_t written; /* a base's first name: [written, end) is its dotted name as written */
 } Span;
 
 typedef struct {
     Py_ssize_t name_start, name_end;
     Py_ssize_t first_base, base_count; /* in Found.bases */
-    Py_ssize_t only_base, only_base_end; /* the one base's last name, if exactly one; else -1 */
+    Py_ssize_t only_base, only_base_end; /* the one base's dotted name, if exactly one; else -1 */
     int has_init, init_chains, init_sets;
+    int init_explicit; /* some __init__ chains by naming its base (`Base.__init__(self)`), not by super() */
 } Class;
 
 typedef struct {
     Class *classes;
-    Span *bases, *aliases, *imported; /* aliases and imported: pairs of spans */
+    Span *bases, *aliases, *imported, *modules; /* aliases, imported, modules: pairs of spans */
     Py_ssize_t class_count, class_capacity, base_count, base_capacity;
     Py_ssize_t alias_count, alias_capacity, import_count, import_capacity;
+    Py_ssize_t module_count, module_capacity;
 } Found;
 
 typedef struct {
     Py_ssize_t class_index;  /* -1: no __init__ is being read */
     long def_indent, body_indent;
     Py_ssize_t self_start, self_end;
-    int chains, sets;
+    int chains, sets; /* chains: 0, 1 by super(), 2 by naming the base */
     int ended; /* a body-level `return` or `raise` came first: what follows never runs */
 } Init;
 

@@ -8,38 +8,47 @@ real vLLM tree.
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from vllm_sp_base._audit.prescan._exact import scan_by_ast
 from vllm_sp_base._audit.prescan._scans import ClassScan, FileScan
 
 try:
     from vllm_sp_base._audit import _lexer
-except ImportError:  # not compiled here: regular expressions read the text
+except ImportError:  # not compiled here: ``ast`` reads each file
     _lexer = None  # type: ignore[assignment]
 
 
 def scan(text: bytes) -> FileScan:
     """What the pre-scan needs of one module: lexed by ``lexer/scan.c`` where
-    it is compiled (exact: nothing in a string or comment counts), else read
-    with the regular expressions of ``_prescan_patterns`` (which over-approximate)."""
+    it is compiled and sure (exact: nothing in a string or comment counts),
+    else parsed by ``ast`` (``_exact``): never a guess."""
     return scanned(text, _lexer.scan(text) if _lexer is not None else None)
 
 
 def scanned(text: bytes, found: _lexer._Scanned | None) -> FileScan:
     """``scan(text)``, given what the compiled lexer found in it (None: it was
-    not compiled, or could not lex ``text`` with certainty)."""
-    if found is not None:
-        classes, aliases, imported = found
-        result = FileScan([ClassScan(*c) for c in classes], aliases, imported)
-        return result if text.isascii() else _normalised(result)
-    from vllm_sp_base._audit.prescan._patterns import scan_by_patterns
+    not compiled, or was not sure: a name past ASCII, which Python folds by
+    NFKC, or a source it cannot lex)."""
+    if found is None:
+        return scan_by_ast(text)
+    classes, aliases, imported, modules = found
+    return FileScan(
+        [ClassScan(name, bases, tuple(map(_without_blanks, written)), *flags)
+         for name, bases, written, *flags in classes],
+        aliases, imported, modules,
+    )
 
-    if b"\r" in text:  # a lone carriage return ends a line too (CPython reads old Mac files)
-        text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return scan_by_patterns(text)
+
+_BLANKS = re.compile(r"#[^\n]*|[\s\\]")
+
+
+def _without_blanks(written: str) -> str:
+    """``pkg . Base`` (or over lines, with comments) as ``pkg.Base``."""
+    return written if written.replace(".", "").isidentifier() else _BLANKS.sub("", written)
 
 
 #: ``read_and_scan(path, limit)``: a file's bytes and what the lexer finds in
@@ -52,24 +61,10 @@ def scan_releases_the_gil() -> bool:
     return _lexer is not None
 
 
-def _normalised(scanned: FileScan) -> FileScan:
-    """Names as ``ast`` reads them: NFKC, as Python normalises identifiers."""
-
-    def nfkc(name: str) -> str:
-        return name if name.isascii() else unicodedata.normalize("NFKC", name)
-
-    for cls in scanned.classes:
-        cls.name = nfkc(cls.name)
-        cls.bases = tuple(map(nfkc, cls.bases))
-        cls.dotted_bases = tuple(map(nfkc, cls.dotted_bases))
-    scanned.aliases = [(nfkc(a), nfkc(o)) for a, o in scanned.aliases]
-    scanned.imported = [(nfkc(n), m) for n, m in scanned.imported]
-    return scanned
-
-
 #: Bases outside the audited tree whose ``__init__`` sets no ``self.<attr>`` the
 #: rule could see, so skipping them loses nothing (torch's Module assigns through
-#: ``super().__setattr__``). An audited class of the same name overrides this.
+#: ``super().__setattr__``), by last name: what ``_unresolved`` does not name
+#: when it cannot find them.
 HARMLESS_EXTERNAL_BASES = frozenset(
     {
         "object", "ABC", "Generic", "Protocol", "NamedTuple", "TypedDict", "Enum",
@@ -79,12 +74,65 @@ HARMLESS_EXTERNAL_BASES = frozenset(
     }
 )
 
+#: Those bases by where they are defined: the pre-scan takes a base for one of
+#: them only where the file's imports say it is that class (a project's own
+#: ``Module``, or one imported from elsewhere, may set anything).
+HARMLESS_QUALIFIED = frozenset(
+    {f"builtins.{name}" for name in (
+        "object", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError",
+        "NotImplementedError", "str", "int", "float", "dict", "list", "tuple", "set", "frozenset")}
+    | {f"{module}.{name}" for module in ("typing", "typing_extensions")
+       for name in ("Generic", "Protocol", "NamedTuple", "TypedDict")}
+    | {f"enum.{name}" for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")}
+    | {"abc.ABC", "torch.nn.Module", "torch.nn.modules.Module", "torch.nn.modules.module.Module"}
+)
+_BUILTIN_NAMES = frozenset(q.split(".", 1)[1] for q in HARMLESS_QUALIFIED if q.startswith("builtins."))
+
+
+def _harmless_bases(file_scan: FileScan) -> dict[str, bool]:
+    """For each base written in the file, whether its imports make it one of
+    ``HARMLESS_QUALIFIED`` (every binding of its first name does)."""
+    bound: dict[str, set[str]] = defaultdict(set)
+    for local, module in file_scan.imported:
+        bound[local].add(f"{module}.{{}}")  # the imported name is filled in below
+    for alias, original in file_scan.aliases:
+        if alias in bound:
+            bound[alias] = {q.replace("{}", original) for q in bound[alias]}
+    for local, module in file_scan.modules:
+        bound[local].add(module)
+    verdicts: dict[str, bool] = {}
+    for cls in file_scan.classes:
+        for written in cls.written:
+            if written in verdicts:
+                continue
+            head, dot, rest = written.partition(".")
+            if head not in bound:
+                verdicts[written] = not dot and head in _BUILTIN_NAMES
+                continue
+            qualified = {q.replace("{}", head) + dot + rest for q in bound[head]}
+            verdicts[written] = bool(qualified) and qualified <= HARMLESS_QUALIFIED
+    return verdicts
+
 
 @dataclass(frozen=True)
 class Candidates:
     names: set[str]  # classes that can be constructed past a skipped __init__ that sets
     in_mros: frozenset[str]  # those and every name their bases and aliases lead to
     subclassed: frozenset[str] = frozenset()  # names some class header lists as a base (or aliases of them)
+
+
+@dataclass(frozen=True)
+class _Class:
+    """A class as one file writes it: its scan, and which of its bases that
+    file's imports make a harmless class from outside (``HARMLESS_QUALIFIED``)."""
+
+    scan: ClassScan
+    harmless: tuple[bool, ...]
+
+    def bases(self) -> list[tuple[str, bool, bool]]:
+        """(last name, harmless, may be a class from outside the tree) of each base."""
+        return [(name, harmless, "." in written or name == "?")
+                for name, written, harmless in zip(self.scan.bases, self.scan.written, self.harmless)]
 
 
 def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Candidates:
@@ -94,12 +142,14 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
     their modules, the others' when asked).
 
     Resolution is by bare name, so two classes that share a name are both
-    candidates when either is: more parsing, never a missed finding.
+    candidates when either is: more parsing, never a missed finding. A base is
+    taken for a harmless class from outside only where its file's imports say
+    so and no audited class has its name.
     """
     children: dict[str, set[str]] = defaultdict(set)
     aliases: dict[str, set[str]] = defaultdict(set)
-    by_name: dict[str, list[ClassScan]] = defaultdict(list)
-    all_classes: list[ClassScan] = []
+    by_name: dict[str, list[_Class]] = defaultdict(list)
+    all_classes: list[_Class] = []
     installed_names: set[str] = set()  # imported from a package that is not audited
     for file_scan in scans:
         for local, module in file_scan.imported:
@@ -107,15 +157,29 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
                 installed_names.add(local)
         for alias, original in file_scan.aliases:
             aliases[original].add(alias)
-        for cls in file_scan.classes:
-            by_name[cls.name].append(cls)
+        verdicts = _harmless_bases(file_scan) if file_scan.classes else {}
+        for scan in file_scan.classes:
+            cls = _Class(scan, tuple(verdicts[w] for w in scan.written))
+            by_name[scan.name].append(cls)
             all_classes.append(cls)
-            for base in cls.bases:
-                children[base].add(cls.name)
+            for base in scan.bases:
+                children[base].add(scan.name)
     alias_of: dict[str, set[str]] = defaultdict(set)
     for original, names in aliases.items():
         for alias in names:
             alias_of[alias].add(original)
+
+    def audited(name: str) -> bool:
+        return name in by_name or name in alias_of
+
+    def outside(name: str, harmless: bool, written_outside: bool) -> bool | None:
+        """What a base says by itself: False a harmless class from outside,
+        True one that may be any class from outside, None an audited name."""
+        if harmless and not audited(name):
+            return False
+        if written_outside or name in installed_names or not audited(name):
+            return True
+        return None
 
     def close(names: set[str]) -> set[str]:
         todo = list(names)
@@ -132,17 +196,16 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
     def may_set_here(name: str) -> bool | None:
         """What ``name`` alone says: True/False, or None where its bases decide."""
         classes = by_name.get(name, [])
-        if name in HARMLESS_EXTERNAL_BASES and not classes:
-            return False
-        if name == "?" or name in installed_names or (not classes and not alias_of.get(name)):
+        if name == "?" or name in installed_names or not audited(name):
             return True  # may be an installed class, or an expression
-        if any(c.init_sets or any(b not in HARMLESS_EXTERNAL_BASES for b in c.dotted_bases)
-               for c in classes):
+        if any(c.scan.init_sets or any(outside(*base) for base in c.bases()) for c in classes):
             return True
         return None
 
     def decided_by(name: str) -> list[str]:
-        return [b for c in by_name.get(name, ()) for b in c.bases] + sorted(alias_of.get(name, ()))
+        """The audited names whose classes decide for ``name`` (the others said already)."""
+        return [b for c in by_name.get(name, ()) for b, *rest in c.bases() if outside(b, *rest) is None] + sorted(
+            alias_of.get(name, ()))
 
     def may_set(name: str) -> bool:
         """Whether constructing a class called ``name`` may set a self attribute.
@@ -177,22 +240,28 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
             stack.append((nxt, iter(decided_by(nxt))))
         return may_set_memo[name]
 
-    non_chaining = close({c.name for c in all_classes if c.has_init and not c.init_chains})
+    def base_may_set(name: str, harmless: bool, written_outside: bool) -> bool:
+        said = outside(name, harmless, written_outside)
+        return may_set(name) if said is None else said
+
+    # Classes whose ``__init__`` may end the chain before the MRO's next
+    # class: one that does not chain, or chains by naming its base (in
+    # ``class D(L, R)``, ``L``'s ``Base.__init__(self)`` skips ``R``), or has a
+    # base from outside that may not chain; and every class below them.
+    non_chaining = close({
+        c.scan.name for c in all_classes
+        if (c.scan.has_init and (not c.scan.init_chains or c.scan.init_explicit))
+        or any(outside(*base) for base in c.bases())
+    })
     tainted: set[str] = set()
     for cls in all_classes:
-        skips_own_bases = cls.has_init and not cls.init_chains
-        if skips_own_bases and (
-            any(may_set(b) for b in cls.bases)
-            or any(b not in HARMLESS_EXTERNAL_BASES for b in cls.dotted_bases)
-        ):
-            tainted.add(cls.name)
-        for i, base in enumerate(cls.bases[:-1]):
-            later = cls.bases[i + 1 :]
-            if base in non_chaining and (
-                any(may_set(b) for b in later)
-                or any(b not in HARMLESS_EXTERNAL_BASES for b in cls.dotted_bases if b in later)
-            ):
-                tainted.add(cls.name)
+        scan, bases = cls.scan, cls.bases()
+        if scan.has_init and not scan.init_chains and any(base_may_set(*base) for base in bases):
+            tainted.add(scan.name)
+        for i, (base, harmless, written_outside) in enumerate(bases[:-1]):
+            ends_chain = base in non_chaining or outside(base, harmless, written_outside)
+            if ends_chain and any(base_may_set(*later) for later in bases[i + 1:]):
+                tainted.add(scan.name)
     names = close(tainted)
     todo = list(names)
     in_mros: set[str] = set()
@@ -200,7 +269,7 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
         name = todo.pop()
         if name not in in_mros:
             in_mros.add(name)
-            todo += [base for cls in by_name.get(name, ()) for base in cls.bases]
+            todo += [base for cls in by_name.get(name, ()) for base in cls.scan.bases]
             todo += alias_of.get(name, ())
     subclassed = set(children)
     subclassed.update(o for alias in children for o in alias_of.get(alias, ()))

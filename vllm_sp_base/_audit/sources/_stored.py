@@ -51,10 +51,10 @@ def to_plain(value: FileScan | ModuleInfo | str) -> tuple[Any, ...]:
     """A pre-scan (``S``), a summary (``M``) or why a file has none (``R``)."""
     if isinstance(value, FileScan):
         classes = [
-            (c.name, c.bases, c.dotted_bases, c.has_init, c.init_chains, c.init_sets)
+            (c.name, c.bases, c.written, c.has_init, c.init_chains, c.init_explicit, c.init_sets)
             for c in value.classes
         ]
-        return ("S", classes, value.aliases, value.imported)
+        return ("S", classes, value.aliases, value.imported, value.modules, value.parses)
     if isinstance(value, ModuleInfo):
         return (
             "M",
@@ -80,11 +80,13 @@ def from_plain(plain: Any) -> FileScan | ModuleInfo | str:
 def _from_plain(plain: Any) -> FileScan | ModuleInfo | str:
     tag = plain[0]
     if tag == "S":
-        _, classes, aliases, imported = plain
+        _, classes, aliases, imported, modules, parses = plain
         return FileScan(
             [_class_scan(c) for c in _each(classes, list)],
             [_typed(pair, _PAIR) for pair in _each(aliases, list)],
             [_typed(pair, _PAIR) for pair in _each(imported, list)],
+            [_typed(pair, _PAIR) for pair in _each(modules, list)],
+            _bool(parses),
         )
     if tag == "M":
         _, imports, aliases, fallbacks, fallback_aliases, stars, classes, package, constants = plain
@@ -105,8 +107,8 @@ def _from_plain(plain: Any) -> FileScan | ModuleInfo | str:
 
 
 def _class_scan(plain: Any) -> ClassScan:
-    name, bases, dotted, has_init, chains, sets = _typed(plain, _SCAN_TYPES)
-    return ClassScan(name, _strings(bases), _strings(dotted), has_init, chains, sets)
+    name, bases, written, has_init, chains, explicit, sets = _typed(plain, _SCAN_TYPES)
+    return ClassScan(name, _strings(bases), _strings(written), has_init, chains, explicit, sets)
 
 
 def _strings(values: Any) -> tuple[str, ...]:
@@ -208,7 +210,7 @@ def result_from_plain(plain: Any) -> AuditResult:
 
 _FINDING_FIELDS = tuple(name for name in Finding.__dataclass_fields__ if name != "chain")
 _FINDING_TYPES = _types(Finding, _FINDING_FIELDS)
-_SCAN_TYPES = ((str,), (tuple,), (tuple,), (bool,), (bool,), (bool,))
+_SCAN_TYPES = ((str,), (tuple,), (tuple,), (bool,), (bool,), (bool,), (bool,))
 _PAIR = ((str,), (str,))
 _FRAME_TYPES = ((str,), (str,), (int,))
 _UNRESOLVED_TYPES = ((str,), (int,), (str,), (str,), (str,))

@@ -1,0 +1,193 @@
+"""The pre-scan of one module read with ``ast``: where the compiled lexer is
+not sure (a name past ASCII, which Python folds by NFKC; a source it cannot
+lex), the file is parsed rather than guessed at. Same fields as
+``lexer/scan.c`` returns; where they could differ, this errs the same way
+(towards more candidates)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from vllm_sp_base._audit.prescan._scans import ClassScan, FileScan
+
+#: Statements whose bodies are still the enclosing scope's (not a new function or class).
+_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
+
+
+def scan_by_ast(text: bytes) -> FileScan:
+    """The pre-scan of ``text``; a module that does not parse is one with no
+    classes and ``parses`` False (the checker parses it and says why)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return FileScan([], [], [], [], parses=False)
+    found = FileScan([], [], [], [])
+    classes = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            classes.append(node)
+        elif isinstance(node, ast.ImportFrom):
+            for name in node.names:
+                if name.asname is not None and name.asname != name.name:
+                    found.aliases.append((name.asname, name.name))
+                if node.level == 0 and node.module is not None and name.name != "*":
+                    found.imported.append((name.asname or name.name, node.module))
+        elif isinstance(node, ast.Import):
+            for name in node.names:
+                if name.asname is not None:
+                    found.modules.append((name.asname, name.name))
+                else:
+                    head = name.name.split(".", 1)[0]
+                    found.modules.append((head, head))
+    classes.sort(key=lambda node: (node.lineno, node.col_offset))  # in source order, as the lexer finds them
+    found.classes = [_class(node) for node in classes]
+    found.aliases += _module_aliases(tree.body)
+    return found
+
+
+def _leading_dotted(node: ast.expr) -> list[str] | None:
+    """The dotted name an expression starts with (``a.b`` of ``a.b[T].c(x)``)."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        inner = _leading_dotted(node.value)
+        if inner is None:
+            return None
+        return [*inner, node.attr] if _is_dotted(node.value) else inner
+    if isinstance(node, ast.Subscript):
+        return _leading_dotted(node.value)
+    if isinstance(node, ast.Call):
+        return _leading_dotted(node.func)
+    return None
+
+
+def _is_dotted(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for an expression that is only a dotted name, else None."""
+    if not _is_dotted(node):
+        return None
+    return ".".join(_leading_dotted(node) or [])
+
+
+def _class(node: ast.ClassDef) -> ClassScan:
+    bases, written = [], []
+    for base in node.bases:
+        if isinstance(base, ast.Starred):
+            continue
+        parts = _leading_dotted(base)
+        bases.append(parts[-1] if parts else "?")
+        written.append(".".join(parts) if parts else "?")
+    scan = ClassScan(node.name, tuple(bases), tuple(written), False, True, False, False)
+    for init in _inits(node.body):
+        chains, explicit = _chains(init, node.name, written)
+        scan.init_chains = scan.init_chains and chains
+        scan.init_explicit = scan.init_explicit or explicit
+        scan.init_sets = scan.init_sets or _may_set(init)
+        scan.has_init = True
+    scan.init_chains = scan.init_chains and scan.has_init
+    return scan
+
+
+def _inits(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Each ``__init__`` defined in a class body, under if/try/with/... too."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if stmt.name == "__init__":
+                yield stmt
+        elif isinstance(stmt, _BLOCKS):
+            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                yield from _inits(block)
+            for handler in getattr(stmt, "handlers", []):
+                yield from _inits(handler.body)
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                yield from _inits(case.body)
+
+
+def _self_name(init: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    positional = [*init.args.posonlyargs, *init.args.args]
+    return positional[0].arg if positional else None
+
+
+def _chains(init: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, written: list[str]) -> tuple[bool, bool]:
+    """(runs the parent's ``__init__`` at body level before any return or
+    raise, does so by naming its only base)."""
+    self_name = _self_name(init)
+    for stmt in init.body:
+        if isinstance(stmt, (ast.Return, ast.Raise)):
+            return False, False
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            continue
+        func = stmt.value.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "__init__"):
+            continue
+        target = func.value
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "super":
+            args = target.args
+            if not args or (len(args) == 2 and isinstance(args[0], ast.Name) and args[0].id == owner):
+                return True, False
+            continue
+        args = stmt.value.args
+        if (len(written) == 1 and _dotted(target) == written[0] and args
+                and isinstance(args[0], ast.Name) and args[0].id == self_name):
+            return True, True
+    return False, False
+
+
+_SETTERS = frozenset({"setattr", "__setattr__", "vars", "super"})
+
+
+def _may_set(init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the body may set an attribute: it names its first parameter
+    (other than to hand it to a parent's ``__init__``), a setter, or calls a
+    ``super()`` method other than ``__init__``."""
+    self_name = _self_name(init)
+    if self_name is None:
+        return True
+    todo: list[ast.AST] = list(init.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
+            target = node.func.value
+            if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "super":
+                todo += [*node.args, *node.keywords]  # ``super(C, self).__init__(...)``: its arguments only
+                continue
+            first = node.args[0] if node.args else None
+            if _is_dotted(target) and isinstance(first, ast.Name) and first.id == self_name:
+                todo += [target, *node.args[1:], *node.keywords]
+                continue
+        if isinstance(node, ast.Name) and (node.id == self_name or node.id in _SETTERS):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "__setattr__":
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _module_aliases(body: list[ast.stmt]) -> list[tuple[str, str]]:
+    """(alias, original's last name) of each ``Alias [: T] = dotted.Name`` the
+    module binds, under if/try/... too."""
+    found = []
+    for stmt in body:
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        if isinstance(target, ast.Name) and value is not None:
+            original = _dotted(value)
+            if original is not None and original.rsplit(".", 1)[-1] != target.id:
+                found.append((target.id, original.rsplit(".", 1)[-1]))
+        if isinstance(stmt, _BLOCKS):
+            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                found += _module_aliases(block)
+            for handler in getattr(stmt, "handlers", []):
+                found += _module_aliases(handler.body)
+    return found
