@@ -1,0 +1,158 @@
+"""The default mode finds what ``--parse-all`` finds (#20 items 1-7): each case
+is a project whose pre-scan once took a shortcut, audited in both modes, and
+run by Python to show the finding is the AttributeError it raises."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit.sources._cache import Cache
+
+BASE = """
+import torch.nn as nn
+class B(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.x = 1
+    def forward(self):
+        return self.x
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    files: dict[str, str]  # path under the audited folder -> source
+    run: str  # Python that raises the AttributeError (imports from the audited folder)
+    found: tuple[str, str]  # (class, attribute) both modes must report
+    outside: dict[str, str] = field(default_factory=dict)  # a folder on the import path, not audited
+
+
+CASES = {
+    # 1: ``A.__init__(self)`` runs A's, skipping R, the MRO's next class in D.
+    "named base in a diamond": Case({"m.py": """
+        import torch.nn as nn
+        class A(nn.Module):
+            def __init__(self):
+                super().__init__()
+        class L(A):
+            def __init__(self):
+                A.__init__(self)
+        class R(A):
+            def __init__(self):
+                super().__init__()
+                self.r = 1
+            def forward(self):
+                return self.r
+        class D(L, R):
+            pass
+        """}, "import m; m.D().forward()", ("m.D", "r")),
+    # 2: ``nn.Module.__init__`` is not the project's own ``Module``.
+    "same last name, other class": Case({"m.py": BASE + textwrap.dedent("""
+        class Module(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.y = 1
+            def forward(self):
+                return self.y
+        class C(Module):
+            def __init__(self):
+                nn.Module.__init__(self)
+        """)}, "import m; m.C().forward()", ("m.C", "y")),
+    # 3: the parent sets through a helper that gets self, or a super() method.
+    "set through a helper": Case({"m.py": """
+        import torch.nn as nn
+        class B(nn.Module):
+            def __init__(self):
+                super().__init__()
+                B._setup(self)
+            def _setup(self):
+                self.x = 1
+            def forward(self):
+                return self.x
+        class C(B):
+            def __init__(self):
+                nn.Module.__init__(self)
+        """}, "import m; m.C().forward()", ("m.C", "x")),
+    "set through super()": Case({"m.py": """
+        import torch.nn as nn
+        class P(nn.Module):
+            def _setup(self):
+                self.x = 1
+        class B(P):
+            def __init__(self):
+                super().__init__()
+                super()._setup()
+            def forward(self):
+                return self.x
+        class C(B):
+            def __init__(self):
+                nn.Module.__init__(self)
+        """}, "import m; m.C().forward()", ("m.C", "x")),
+    # 4: identifiers Python folds by NFKC.
+    "folded __init__": Case({"m.py": BASE + textwrap.dedent("""
+        class C(B):
+            def __\uff49nit__(self):
+                nn.Module.__init__(self)
+        """)}, "import m; m.C().forward()", ("m.C", "x")),
+    "folded self": Case({"m.py": """
+        import torch.nn as nn
+        class B(nn.Module):
+            def __init__(\uff53elf):
+                super().__init__()
+                B._setup(\uff53elf)
+            def _setup(self):
+                self.x = 1
+            def forward(self):
+                return self.x
+        class C(B):
+            def __init__(self):
+                nn.Module.__init__(self)
+        """}, "import m; m.C().forward()", ("m.C", "x")),
+    # 7: a base named like a harmless one (``Module``) from a package outside the audited paths.
+    "harmless name from outside": Case(
+        {"m.py": """
+        from extmod import Module
+        class C(Module):
+            def __init__(self):
+                pass
+        """},
+        "import m; m.C().forward()", ("m.C", "x"),
+        outside={"extmod.py": """
+        class Module:
+            def __init__(self):
+                self.x = 1
+            def forward(self):
+                return self.x
+        """}),
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_both_modes_report_what_python_raises(name: str, tmp_path: Path) -> None:
+    case = CASES[name]
+    audited, outside = tmp_path / "audited", tmp_path / "outside"
+    _write(audited, case.files)
+    _write(outside, case.outside)
+    ran = subprocess.run(
+        [sys.executable, "-c", case.run], cwd=tmp_path, capture_output=True, text=True,
+        env={"PYTHONPATH": f"{audited}:{outside}", "PATH": "/usr/bin:/bin"}, timeout=120,
+    )
+    assert f"AttributeError: '{case.found[0].split('.')[-1]}' object has no attribute '{case.found[1]}'" in ran.stderr
+    import_path = [str(outside), *sys.path]
+    for parse_all in (False, True):
+        result = audit([str(audited)], cache=Cache(None, False), parse_all=parse_all, import_path=import_path)
+        assert [(f.class_name, f.attribute) for f in result.findings] == [case.found], parse_all
