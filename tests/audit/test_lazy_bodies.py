@@ -74,6 +74,10 @@ def test_may_name_is_conservative_where_bytes_cannot_tell() -> None:
         "class A:\n"
         "    def built(self):\n        return getattr(self, 'fl' 'ag')\n"
         "    def escaped(self):\n        setattr(self, '\\x66lag', 1)\n"
+        "    def spaced(self):\n        setattr (self, '\\x66lag', 1)\n"  # #20 item 5
+        "    def through_vars(self):\n        vars(self)['\\x66lag'] = 1\n"
+        "    def registered(self):\n        self.register_buffer('\\x66lag', None)\n"
+        "    def in_a_registry(self):\n        self._buffers['\\x66lag'] = None\n"
         "    def normalised(self):\n        return self.ﬂag\n"  # NFKC: self.flag
     )
     info = summarize(source.encode(), "a.py", False)
