@@ -156,3 +156,28 @@ def test_both_modes_report_what_python_raises(name: str, tmp_path: Path) -> None
     for parse_all in (False, True):
         result = audit([str(audited)], cache=Cache(None, False), parse_all=parse_all, import_path=import_path)
         assert [(f.class_name, f.attribute) for f in result.findings] == [case.found], parse_all
+
+
+#: Sources CPython's tokenizer refuses (or that are indented where it raises
+#: IndentationError): the pre-scan lexes every file, so the default mode says
+#: each of them as --parse-all does, also where the error is in a function body.
+UNPARSABLE = {
+    "unclosed bracket": "x = (1,\n",
+    "unterminated string": "x = 'a\n",
+    "block with no body": "class A:\npass\n",
+    "block at the end": "if x:\n",
+    "unexpected indent": "x = 1\n    y = 2\n",
+    "unindent to no level": "def f():\n    x = 1\n  y = 2\n",
+    "in a method body": "class A:\n    def m(self):\n        return (\n",
+}
+
+
+def test_a_file_python_cannot_tokenize_is_said_in_both_modes(tmp_path: Path) -> None:
+    for name, source in UNPARSABLE.items():
+        (tmp_path / f"{name.replace(' ', '_')}.py").write_text(source)
+    said = {}
+    for parse_all in (False, True):
+        result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+        said[parse_all] = sorted(result.diagnostics)
+    assert len(said[True]) == len(UNPARSABLE)
+    assert said[False] == said[True]

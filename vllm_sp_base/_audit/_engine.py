@@ -242,6 +242,7 @@ def _check(
         names = chosen.names
         set_inits_of(chosen.in_mros)
         # A file that does not parse has its diagnostic from the checker, as with --parse-all.
+        sources.whole_paths = {p for p, fs in scans.items() if not fs.parses}
         files = [p for p, fs in scans.items() if not fs.parses or any(c.name in names for c in fs.classes)]
         start = result.lap("read and pre-scan", start)
 

@@ -29,8 +29,10 @@
  *   is `a.b`, a plain `a.b` binds `a`.
  *
  * Every approximation here errs towards more candidates. Returns None where
- * the source does not lex, or holds a name past ASCII (Python folds those by
- * NFKC, bytes do not): the caller then reads the module with `ast`.
+ * the source does not lex, holds a name past ASCII (Python folds those by
+ * NFKC, bytes do not), or is indented where Python raises IndentationError
+ * (a block with no body, a line indented for no block, a dedent to no open
+ * level): the caller then reads the module with `ast`, which says why.
  */
 
 #include "scan.h"
@@ -252,7 +254,21 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
     int depth = 0, status;
     Init init = {-1, 0, 0, 0, 0, 0, 0};
     Line line;
+    /* The indentation of each open block, as CPython's tokenizer keeps it: a
+     * line where it would raise IndentationError makes the scan unsure, and
+     * the caller's `ast` then says what is wrong, as --parse-all does. */
+    long indents[MAX_SCOPES];
+    int levels = 0, opened = 0;
     while ((status = lex_next_line(&L, &line)) == 1) {
+        long top = levels ? indents[levels - 1] : 0;
+        if (opened ? line.indent <= top : line.indent > top) return 0; /* expected / unexpected indent */
+        if (opened) {
+            if (levels == MAX_SCOPES) return 0;
+            indents[levels++] = line.indent;
+        }
+        while (levels && line.indent < indents[levels - 1]) levels--;
+        if (line.indent != (levels ? indents[levels - 1] : 0)) return 0; /* unindent does not match */
+        opened = line.block;
         if (init.class_index >= 0) {
             if (line.indent > init.def_indent)
                 read_init_line(s, &line, found, &init);
@@ -282,7 +298,7 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
             return -1;
         }
     }
-    if (status < 0 || L.failed || L.non_ascii) return 0;
+    if (status < 0 || L.failed || L.non_ascii || opened) return 0; /* opened: a block with no body */
     finish_init(&init, found);
     return 1;
 }

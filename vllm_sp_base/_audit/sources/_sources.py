@@ -28,6 +28,9 @@ class Sources:
         # method bodies cut out, parsed when asked for: the same once parsed,
         # kept apart so the first mode stays a check on the second.
         self.summary_kinds = (b"m", b"p") if whole else (b"M", b"P")
+        # Files the pre-scan could not parse: parsed whole, so a cut body that
+        # holds the error is not left unread (the diagnostic --parse-all gives).
+        self.whole_paths: set[str] = set()
         self.result = result
         self.audited = audited
         self.texts: dict[str, bytes] = {}
@@ -128,7 +131,7 @@ class Sources:
         data = self.read(path)
         if data is None:
             return None
-        kind = self.summary_kinds[is_package]
+        kind = (b"m", b"p")[is_package] if path in self.whole_paths else self.summary_kinds[is_package]
         key = self.keys[path] + kind
         cached = self._lookup(key, path)
         if cached is None:
