@@ -89,7 +89,10 @@ def test_github_annotations_and_statistics_instead_of_the_listing(
     assert code == 1 and statistics and all("__init__ skipped:" in l for l in statistics)
     counts = json.loads(_run(capsys, "--statistics", "--format", "json", str(TREE / "app" / "models"))[1])
     assert [c["findings"] for c in counts] == [int(l.split()[0]) for l in statistics]
-    assert sum(c["findings"] for c in counts) == len(annotations)
+    assert sum(c["findings"] for c in counts) == len([l for l in annotations if "title=SPB001" in l])
+    # The file that does not parse is said in the default mode too, on its line.
+    (broken,) = [l for l in annotations if "title=cannot audit" in l]
+    assert broken.endswith("/broken_syntax.py,line=1,title=cannot audit::does not parse (line 1): invalid syntax")
 
 
 UNRESOLVED = """\
@@ -245,9 +248,13 @@ def test_plain_classes_an_engine_drives_are_configured_in_pyproject(
 
 def test_baseline_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
+    # A file that does not parse is no finding to record: it stays said (and
+    # failing) until excluded or fixed.
     code, _, err = _run(capsys, "--write-baseline", str(baseline), str(TREE))
     assert code == 0 and "wrote" in err
-    code, out, _ = _run(capsys, "--baseline", str(baseline), str(TREE))
+    code, out, err = _run(capsys, "--baseline", str(baseline), str(TREE))
+    assert (code, out) == (1, "") and "broken_syntax.py: cannot audit" in err
+    code, out, _ = _run(capsys, "--baseline", str(baseline), "--extend-exclude", "broken_syntax.py", str(TREE))
     assert (code, out) == (0, "")
 
 

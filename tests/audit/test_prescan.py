@@ -164,6 +164,12 @@ INITS = {
                                       "        log(f'{self._setup()}')\n", True, False, True),
     "self handed to the parent only": Init("class B(P):\n    def __init__(self, x):\n"
                                            "        P.__init__(self, x)\n", True, True, False),
+    # Chaining on one branch of an expression is no chain.
+    "conditional expression": Init("class C(B):\n    def __init__(self, f):\n"
+                                   "        super().__init__() if f else nn.Module.__init__(self)\n",
+                                   False, False, False),
+    "call then more": Init("class C(B):\n    def __init__(self):\n        B.__init__(self) or g()\n",
+                           False, False, False),
     # Identifiers Python folds by NFKC.
     "folded self": Init("class B(P):\n    def __init__(\uff53elf):\n        super().__init__()\n"
                         "        self.x = 1\n", True, False, True),

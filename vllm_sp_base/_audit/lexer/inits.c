@@ -79,6 +79,15 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
     return 0;
 }
 
+/* Whether the call whose `(` is at `open` is the whole statement (nothing
+ * after it but `;`): `super().__init__() if flag else ...` chains on one branch. */
+static int whole_statement(const unsigned char *s, Py_ssize_t open, Py_ssize_t end) {
+    Py_ssize_t close = lex_skip_to(s, open + 1, end, ")");
+    if (close >= end) return 0;
+    Py_ssize_t after = lex_skip_space(s, close + 1, end);
+    return after >= end || s[after] == ';';
+}
+
 /* Whether the statement at `at` runs the parent's __init__ (see the header):
  * 1 by super(), 2 by naming the base, 0 not. */
 static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const Class *cls,
@@ -107,7 +116,8 @@ static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const C
         if (!ok || dot >= end || s[dot] != '.') return 0;
         Py_ssize_t init = lex_skip_space(s, dot + 1, end), init_end = lex_name_end(s, init, end);
         Py_ssize_t call = lex_skip_space(s, init_end, end);
-        return lex_is_name(s, init, init_end, "__init__") && call < end && s[call] == '(';
+        return lex_is_name(s, init, init_end, "__init__") && call < end && s[call] == '(' &&
+               whole_statement(s, call, end);
     }
     /* Base.__init__(self: walk the dotted name, remembering the part before __init__ */
     Py_ssize_t p = at;
@@ -125,7 +135,9 @@ static int chains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const C
         }
         p = lex_skip_space(s, dot + 1, end);
     }
-    if (parts < 2 || !lex_is_name(s, last, last_end, "__init__") || p >= end || s[p] != '(') return 0;
+    if (parts < 2 || !lex_is_name(s, last, last_end, "__init__") || p >= end || s[p] != '(' ||
+        !whole_statement(s, p, end))
+        return 0;
     Py_ssize_t arg = lex_skip_space(s, p + 1, end), arg_end = lex_name_end(s, arg, end);
     if (arg_end - arg != self_end - self_start || memcmp(s + arg, s + self_start, (size_t)(arg_end - arg)) != 0)
         return 0;

@@ -4,6 +4,7 @@ finding (``full``, ``concise``), GitHub annotations, a closing summary and
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
@@ -159,10 +160,20 @@ def github(result: AuditResult) -> str:
         for path, line in result.unused_noqa
     ]
     lines += [
-        f"::error file={_escape(display(path), prop=True)},title=cannot audit::{_escape(reason)}"
+        f"::error file={_escape(display(path), prop=True)}{_line_of(reason)},title=cannot audit::{_escape(reason)}"
         for path, reason in result.diagnostics
     ]
     return "\n".join(lines)
+
+
+_DOES_NOT_PARSE_AT = re.compile(r"does not parse \(line (\d+)\)")
+
+
+def _line_of(reason: str) -> str:
+    """``,line=N`` where a diagnostic says its line (a syntax error's): the
+    annotation then sits on it."""
+    match = _DOES_NOT_PARSE_AT.search(reason)
+    return f",line={match.group(1)}" if match else ""
 
 
 def unresolved_lines(unresolved: Iterable[Unresolved]) -> list[str]:
