@@ -162,6 +162,9 @@ INITS = {
                          "        super()._setup()\n", True, False, True),
     "self in an f-string field": Init("class B(P):\n    def __init__(self):\n        super().__init__()\n"
                                       "        log(f'{self._setup()}')\n", True, False, True),
+    # ``self`` handed to a plain function: the summaries do not follow it, nor does the pre-scan.
+    "self handed to a function": Init("class B(P):\n    def __init__(self):\n        super().__init__()\n"
+                                      "        requires_backends(self, ['torch'])\n", True, False, False),
     "self handed to the parent only": Init("class B(P):\n    def __init__(self, x):\n"
                                            "        P.__init__(self, x)\n", True, True, False),
     # Chaining on one branch of an expression is no chain.
@@ -184,6 +187,15 @@ def test_each_init_is_read_as_python_runs_it(name: str) -> None:
         (cls,) = found.classes
         assert cls.has_init
         assert (cls.init_chains, cls.init_explicit, cls.init_sets) == (case.chains, case.explicit, case.sets)
+
+
+def test_a_class_defined_in_an_init_is_read_by_ast() -> None:
+    """Its own ``__init__`` (and ``self``) are not the outer one's."""
+    source = (b"class A(B):\n    def __init__(self):\n        class Inner:\n            def __init__(self):\n"
+              b"                self.x = 1\n        super().__init__()\n")
+    assert _prescan._lexer.scan(source) is None
+    outer = scan(source).classes[0]
+    assert (outer.name, outer.init_chains, outer.init_sets) == ("A", True, False)
 
 
 def test_plain_imports_are_read_for_what_they_bind() -> None:

@@ -24,10 +24,12 @@ static int contains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const
 }
 
 /* Whether the init body [at, end) may set an attribute: it touches
- * `self.<name>`, passes `self` on (`Base._setup(self)`), calls a `super()`
- * method other than `__init__` (`super()._setup()`), or names setattr,
- * `__setattr__` or vars (`object.__setattr__(self, "a", v)`,
- * `vars(self).update(...)` name no `self.`). */
+ * `self.<name>`, runs a method on self by its class (`Base._setup(self)`),
+ * calls a `super()` method other than `__init__` (`super()._setup()`), or
+ * names setattr, `__setattr__` or vars (`object.__setattr__(self, "a", v)`,
+ * `vars(self).update(...)` name no `self.`): each way the summaries see a
+ * set. `self` handed to a plain function (`requires_backends(self, ...)`) is
+ * none: the summaries do not follow it either. */
 static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                         Py_ssize_t self_start, Py_ssize_t self_end) {
     Lexer L = {s, end, at, 0, 0};
@@ -42,10 +44,14 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
             Py_ssize_t start = L.i;
             Py_ssize_t stop = start;
             while (stop < end && lex_is_ident(s[stop])) stop++;
-            if ((stop - start == length && memcmp(s + start, s + self_start, (size_t)length) == 0) ||
-                lex_is_name(s, start, stop, "setattr") || lex_is_name(s, start, stop, "__setattr__") ||
-                lex_is_name(s, start, stop, "vars"))
+            int is_self = stop - start == length && memcmp(s + start, s + self_start, (size_t)length) == 0;
+            Py_ssize_t next = lex_skip_space(s, stop, end);
+            int dotted = next < end && s[next] == '.';
+            if ((is_self && dotted) || lex_is_name(s, start, stop, "setattr") ||
+                lex_is_name(s, start, stop, "__setattr__") || lex_is_name(s, start, stop, "vars"))
                 return 1;
+            if (lex_is_name(s, start, stop, "self") && next + 1 < end && s[next] == '=' && s[next + 1] != '=')
+                return 1; /* `Base.method(x, self=self)` */
             if (lex_is_name(s, start, stop, "super")) { /* only `super(...).__init__(` sets nothing itself */
                 Py_ssize_t open = lex_skip_space(s, stop, end);
                 if (open >= end || s[open] != '(') return 1;
@@ -57,14 +63,16 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                 L.i = name_end;
                 continue;
             }
-            Py_ssize_t dot = lex_skip_space(s, stop, end);
-            if (dot < end && s[dot] == '.') { /* `Base.__init__(self`: self passed to the parent's __init__ */
-                Py_ssize_t name = lex_skip_space(s, dot + 1, end), name_end = lex_name_end(s, name, end);
-                Py_ssize_t open = lex_skip_space(s, name_end, end);
+            if (!is_self && dotted) {
+                /* `B._setup(self, ...)` runs B's method on self (the summaries follow it);
+                 * `Base.__init__(self` is the parent's __init__, counted by its bases. */
+                Py_ssize_t last = 0, last_end = 0;
+                int parts = 0;
+                Py_ssize_t open = lex_skip_space(s, lex_dotted_at(s, start, end, &last, &last_end, &parts), end);
                 Py_ssize_t arg = open < end && s[open] == '(' ? lex_skip_space(s, open + 1, end) : end;
                 Py_ssize_t arg_end = lex_name_end(s, arg, end);
-                if (lex_is_name(s, name, name_end, "__init__") && arg_end - arg == length &&
-                    memcmp(s + arg, s + self_start, (size_t)length) == 0) {
+                if (parts >= 2 && arg_end - arg == length && memcmp(s + arg, s + self_start, (size_t)length) == 0) {
+                    if (!lex_is_name(s, last, last_end, "__init__")) return 1;
                     L.i = arg_end;
                     continue;
                 }

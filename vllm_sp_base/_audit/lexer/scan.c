@@ -287,6 +287,7 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
         } else if ((first == 'd' || first == 'a') && (name = lex_def_name_at(s, line.end, line.start)) >= 0) {
             Py_ssize_t name_stop = lex_name_end(s, name, line.end);
             if (depth > 0 && scopes[depth - 1].class_index >= 0 && lex_is_name(s, name, name_stop, "__init__")) {
+                if (init.class_index >= 0) return 0; /* a class defined in an __init__ has one too: ast reads it */
                 finish_init(&init, found);
                 start_init(s, &line, name_stop, scopes[depth - 1].class_index, found, &init);
             }

@@ -144,29 +144,38 @@ _SETTERS = frozenset({"setattr", "__setattr__", "vars", "super"})
 
 
 def _may_set(init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the body may set an attribute: it names its first parameter
-    (other than to hand it to a parent's ``__init__``), a setter, or calls a
-    ``super()`` method other than ``__init__``."""
+    """Whether the body may set an attribute, each way the summaries see a set:
+    ``self.<name>``, a method run on self by its class (``B._setup(self)``,
+    not the parent's ``__init__``), a ``super()`` method other than
+    ``__init__``, or a setter named (``setattr``, ``vars``, ``__setattr__``)."""
     self_name = _self_name(init)
     if self_name is None:
         return True
     todo: list[ast.AST] = list(init.body)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
-            target = node.func.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target, first = node.func.value, node.args[0] if node.args else None
             if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "super":
+                if node.func.attr != "__init__":
+                    return True
                 todo += [*node.args, *node.keywords]  # ``super(C, self).__init__(...)``: its arguments only
                 continue
-            first = node.args[0] if node.args else None
-            if _is_dotted(target) and isinstance(first, ast.Name) and first.id == self_name:
+            passes_self = (isinstance(first, ast.Name) and first.id == self_name) or any(
+                k.arg == "self" for k in node.keywords)
+            if _is_dotted(target) and passes_self:
+                if node.func.attr != "__init__":
+                    return True
                 todo += [target, *node.args[1:], *node.keywords]
                 continue
-        if isinstance(node, ast.Name) and (node.id == self_name or node.id in _SETTERS):
+        if isinstance(node, ast.Attribute) and (
+            node.attr == "__setattr__" or (isinstance(node.value, ast.Name) and node.value.id == self_name)
+        ):
             return True
-        if isinstance(node, ast.Attribute) and node.attr == "__setattr__":
+        if isinstance(node, ast.Name) and node.id in _SETTERS:
             return True
-        todo.extend(ast.iter_child_nodes(node))
+        if not isinstance(node, ast.ClassDef):  # a class defined here: its methods' self is another object
+            todo.extend(ast.iter_child_nodes(node))
     return False
 
 
