@@ -222,6 +222,9 @@ def _stderr(result: AuditResult, args: argparse.Namespace, paths: list[str]) -> 
     if result.files == 0 and not result.diagnostics:
         _say(f"warning: No Python files found under {', '.join(paths or args.paths)}")
     if not args.quiet:
+        fixable = _text.fixable(result)
+        if fixable:
+            print(fixable, file=sys.stderr)
         print(_text.summary(result), file=sys.stderr)
 
 

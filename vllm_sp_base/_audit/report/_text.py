@@ -246,11 +246,16 @@ def summary(result: AuditResult) -> str:
         text += f"; {plural(len(result.unused_noqa), 'unused noqa', 'unused noqa comments')}"
     if result.diagnostics:
         text += f"; {plural(len(result.diagnostics), 'file')} could not be audited"
-    fixable = Counter(status.applicability for status in result.fixes.values())
-    if fixable["safe"] or fixable["unsafe"]:
-        text += (f"; [*] {fixable['safe']} fixable with --fix"
-                 + (f" ({fixable['unsafe']} more with --unsafe-fixes)" if fixable["unsafe"] else ""))
     return text + "."
+
+
+def fixable(result: AuditResult) -> str | None:
+    """``[*] 2 fixable with --fix (1 more with --unsafe-fixes)``, or None when nothing is."""
+    counts = Counter(status.applicability for status in result.fixes.values())
+    if not (counts["safe"] or counts["unsafe"]):
+        return None
+    more = f" ({counts['unsafe']} more with --unsafe-fixes)" if counts["unsafe"] else ""
+    return f"[*] {counts['safe']} fixable with --fix{more}"
 
 
 def statistics(result: AuditResult) -> str:
