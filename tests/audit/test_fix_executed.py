@@ -84,4 +84,4 @@ def test_a_fixed_skip_stops_raising(tmp_path: Path) -> None:
     assert {f.finding.attribute for f in rendered.applied} == {"a", "b"}
     after = _outcome(tmp_path)
     assert after is not None and after["C1"]["forward"] is None
-    assert not {"a", "b"} & set(after["C1"]["unset"])  # type: ignore[arg-type]
+    assert not {"a", "b"} & set(after["C1"]["unset"])  # type: ignore[call-overload]
