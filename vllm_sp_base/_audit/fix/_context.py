@@ -81,11 +81,22 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return None
 
 
-def _module_file(module: str, near: str) -> str | None:
-    """The file of ``module`` under the import root of the file ``near``."""
+def _module_file(module: str, near: str, near_module: str) -> str | None:
+    """The file of ``module`` under the root the file ``near`` (module
+    ``near_module``) is imported from: its packages may be namespace packages
+    (no ``__init__.py``), so the root is found from the module's name."""
     from vllm_sp_base._audit.files._discover import import_root
 
-    root = import_root(near)
+    stem_of_near = os.path.splitext(os.path.abspath(near))[0]
+    if os.path.basename(stem_of_near) == "__init__":
+        stem_of_near = os.path.dirname(stem_of_near)
+    parts = near_module.split(".") if near_module else []
+    root = stem_of_near
+    for part in reversed(parts):
+        if os.path.basename(root) != part:
+            root = import_root(near)
+            break
+        root = os.path.dirname(root)
     stem = os.path.join(root, *module.split("."))
     for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
         if os.path.isfile(candidate):
@@ -97,7 +108,8 @@ def load_context(finding: Finding) -> Context | str:
     """The context of a finding's fix, or why there is none."""
     sub_module, _, sub_name = finding.skipped_by.rpartition(".")
     parent_module, _, parent_name = finding.skipped_init.rpartition(".")
-    sub_path = finding.path if finding.skipped_by == finding.class_name else _module_file(sub_module, finding.path)
+    sub_path = finding.path if finding.skipped_by == finding.class_name else _module_file(
+        sub_module, finding.path, finding.class_name.rpartition(".")[0])
     if sub_path is None or not os.path.isfile(sub_path):
         return f"the file of {sub_name} is not found"
     sub = load(sub_path, sub_module)

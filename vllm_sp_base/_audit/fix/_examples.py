@@ -444,6 +444,52 @@ EXAMPLES = (
         unsafe=True,
     ),
     FixExample(
+        # sglang PR #26041: the parent's literal default, without the block that
+        # builds a module and changes it (unsafe: the subclass may need it changed).
+        "the-first-literal-without-the-block-that-builds",
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self._shared_expert_tp1 = False
+                if config.n_shared_experts:
+                    self.shared_experts = nn.Linear(config.hidden_size, config.hidden_size)
+                    self._shared_expert_tp1 = config.tp1
+
+            def forward(self, x):
+                return self._shared_expert_tp1
+
+        class Child(Base):
+            def __init__(self, config):
+                nn.Module.__init__(self)
+                self.shared_experts = None
+        """,
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self._shared_expert_tp1 = False
+                if config.n_shared_experts:
+                    self.shared_experts = nn.Linear(config.hidden_size, config.hidden_size)
+                    self._shared_expert_tp1 = config.tp1
+
+            def forward(self, x):
+                return self._shared_expert_tp1
+
+        class Child(Base):
+            def __init__(self, config):
+                nn.Module.__init__(self)
+                self._shared_expert_tp1 = False
+                self.shared_experts = None
+        """,
+        (("_shared_expert_tp1", "unsafe"),),
+        unsafe=True,
+    ),
+    FixExample(
         "no-fix-without-the-name",
         """
         from torch import nn

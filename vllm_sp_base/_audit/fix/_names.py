@@ -95,6 +95,7 @@ def needs(*nodes: ast.AST) -> Needs:
     lambda variables, its own locals), ``self.x`` read and set, calls."""
     found = Needs()
     bound: set[str] = set()
+    called = {id(n.func) for root in nodes for n in ast.walk(root) if isinstance(n, ast.Call)}
     for root in nodes:
         for node in ast.walk(root):
             if isinstance(node, ast.Name):
@@ -105,6 +106,8 @@ def needs(*nodes: ast.AST) -> Needs:
             elif isinstance(node, ast.arg):
                 bound.add(node.arg)
             elif isinstance(node, ast.Attribute) and _is_self(node.value):
+                if id(node) in called:
+                    continue  # a method called: said as a call, not as a read
                 if isinstance(node.ctx, ast.Load):
                     found.self_reads.add(node.attr)
                 else:

@@ -90,7 +90,27 @@ def _copy(context: Context, finding: Finding) -> Fix | None:
         resolution.statements[index] = text
         context.resolve(wanted, index, resolution)
     what = " and ".join(_shown(resolution.statements[i]) for i, _ in found)
-    return _fix(context, finding, resolution, f"copy {what} from {context.parent_name}.__init__")
+    copied = _fix(context, finding, resolution, f"copy {what} from {context.parent_name}.__init__")
+    if copied.status.applicability == "safe" or not isinstance(found[0][1], (ast.Assign, ast.AnnAssign)):
+        return copied
+    return _first_literal(context, finding, found) or copied
+
+
+def _first_literal(context: Context, finding: Finding, found: list[tuple[int, ast.stmt]]) -> Fix | None:
+    """Where copying every assignment is not safe (a block that builds more,
+    names the subclass lacks) but the first one is an unconditional plain
+    literal, that one alone: what a maintainer writes (sglang PR #26041:
+    ``self._shared_expert_tp1 = False``). Unsafe: the parent changes it later."""
+    index, first = found[0]
+    value = first.value if isinstance(first, (ast.Assign, ast.AnnAssign)) else None
+    if value is None or not literal(value) or len(found) < 2:
+        return None
+    text = f"self.{finding.attribute} = {context.parent.segment(value)}"
+    later = context.parent.segment(found[1][1]).splitlines()[0].strip()
+    edit = Edit(context.sub.path, context.sub_name, context.start_line, statements=((index, text),))
+    return Fix(finding, FixStatus(
+        "unsafe", f"set `{text}` as {context.parent_name}.__init__ does first",
+        f"{context.parent_name}.__init__ changes it later (`{later}`), which is not copied"), edit)
 
 
 def _shown(source: str) -> str:

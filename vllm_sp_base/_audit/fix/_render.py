@@ -87,17 +87,42 @@ def _docstring(node: cst.BaseStatement) -> bool:
 def _with_imports(body: list[cst.BaseStatement], imports: list[str], module: cst.Module,
                   config: cst.PartialParserConfig) -> list[cst.BaseStatement]:
     """Each import not already there (as written), after the module's last
-    top-level import (else after its docstring)."""
+    top-level absolute import (isort puts relative ones after them), else
+    after its last import, else after its docstring."""
     present = {module.code_for_node(node).strip() for node in body if _is_import(node)}
-    wanted = [i for i in imports if i not in present]
+    wanted = _merged([i for i in imports if i not in present])
     if not wanted:
         return body
-    at = 0
+    at = absolute_at = 0
     for index, node in enumerate(body):
         if _is_import(node) or (index == 0 and _docstring(node)):
             at = index + 1
+            if not _is_relative(node):
+                absolute_at = index + 1
+    at = absolute_at or at
     new = [cst.parse_statement(_wrapped(i) + "\n", config) for i in wanted]
     return body[:at] + new + body[at:]
+
+
+def _merged(imports: list[str]) -> list[str]:
+    """``from m import a`` and ``from m import b`` as ``from m import a, b``."""
+    names: dict[str, list[str]] = {}
+    merged: list[str] = []
+    for statement in imports:
+        head, sep, name = statement.partition(" import ")
+        if head.startswith("from ") and sep:
+            if head not in names:
+                names[head] = []
+                merged.append(head)
+            names[head].append(name)
+        else:
+            merged.append(statement)
+    return [f"{m} import {', '.join(names[m])}" if m in names else m for m in merged]
+
+
+def _is_relative(node: cst.BaseStatement) -> bool:
+    return isinstance(node, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.ImportFrom) and small.relative for small in node.body)
 
 
 #: ruff format's (and black's) default line length: a longer import is written as they write it.
