@@ -189,3 +189,20 @@ def test_a_write_that_fails_changes_nothing(tmp_path: Path, capsys: pytest.Captu
     assert (package / "other.py").read_text() == CHILD.replace("Child", "Other")
     assert not [p for p in package.iterdir() if p.name.startswith(".")]
     monkeypatch.setattr(_atomic, "_write_journal", real)
+
+
+def test_a_fix_that_cannot_be_planned_costs_the_report_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vllm_sp_base._audit.fix import _plan
+
+    package = _tree(tmp_path)
+
+    def broken(context: object, finding: object) -> None:
+        raise AttributeError("odd source")
+
+    monkeypatch.setattr(_plan, "plan_one", broken)
+    code, out, _ = _run(capsys, "--format", "json", str(package))
+    findings = json.loads(out)["findings"]
+    assert code == 1 and len(findings) == 4
+    assert {f["fix"]["message"] for f in findings} == {"no fix could be planned (AttributeError: odd source)"}

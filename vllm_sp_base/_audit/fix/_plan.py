@@ -24,7 +24,10 @@ def plan(findings: Iterable[Finding], audited: Callable[[str], bool]) -> dict[Fi
     for finding in findings:
         key = (finding.path, finding.skipped_by, finding.skipped_init)
         if key not in contexts:
-            contexts[key] = load_context(finding)
+            try:
+                contexts[key] = load_context(finding)
+            except _PLANNING_BUGS as error:
+                contexts[key] = f"no fix could be planned ({type(error).__name__}: {error})"
         context = contexts[key]
         if isinstance(context, str):
             planned[finding] = Fix(finding, FixStatus("none", context))
@@ -33,8 +36,16 @@ def plan(findings: Iterable[Finding], audited: Callable[[str], bool]) -> dict[Fi
                 "none", f"{context.sub_name} is in {context.sub.path}, which this run did not audit "
                         "(--fix changes only audited files)"))
         else:
-            planned[finding] = plan_one(context, finding)
+            try:
+                planned[finding] = plan_one(context, finding)
+            except _PLANNING_BUGS as error:  # a fix it cannot plan never costs the audit its report
+                planned[finding] = Fix(finding, FixStatus(
+                    "none", f"no fix could be planned ({type(error).__name__}: {error})"))
     return planned
+
+
+#: What a planning bug on odd source raises: said on the finding, the run goes on.
+_PLANNING_BUGS = (ValueError, TypeError, AttributeError, KeyError, IndexError, AssertionError, RecursionError)
 
 
 def plan_one(context: Context, finding: Finding) -> Fix:
