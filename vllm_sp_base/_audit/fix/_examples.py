@@ -490,6 +490,49 @@ EXAMPLES = (
         unsafe=True,
     ),
     FixExample(
+        # The parent builds it in a block with what the subclass builds its own
+        # way (aphrodite's OpenCUA: the vision tower and its input norm).
+        "no-fix-inside-a-block-the-subclass-replaces",
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                with self._mark_tower_model(config):
+                    self.visual = nn.Linear(config.size, config.size)
+                    self.input_norm = nn.LayerNorm(config.size)
+
+            def forward(self, x):
+                return self.visual(self.input_norm(x))
+
+        class Child(Base):
+            def __init__(self, config):
+                nn.Module.__init__(self)
+                self.visual = nn.Identity()
+        """,
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                with self._mark_tower_model(config):
+                    self.visual = nn.Linear(config.size, config.size)
+                    self.input_norm = nn.LayerNorm(config.size)
+
+            def forward(self, x):
+                return self.visual(self.input_norm(x))
+
+        class Child(Base):
+            def __init__(self, config):
+                nn.Module.__init__(self)
+                self.visual = nn.Identity()
+        """,
+        (("input_norm", "none"),),
+        unsafe=True,
+    ),
+    FixExample(
         "no-fix-without-the-name",
         """
         from torch import nn

@@ -91,10 +91,15 @@ def _copy(context: Context, finding: Finding) -> Fix | None:
                       and not isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Pass))]
             if not isinstance(statement, ast.If) or others:
                 resolution.unsafe.append(f"it copies `{header}` whole, with what else that block does")
-        for other in sorted(wanted.self_sets - {attribute}):
-            if other in context.sub_self_any:
-                resolution.unsafe.append(f"it also sets self.{other}, which {context.sub_name}.__init__ "
-                                         "sets itself")
+        clashes = sorted(a for a in wanted.self_sets - {attribute} if a in context.sub_self_any)
+        if clashes and not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            # A block that builds what the subclass builds its own way: copying it is no fix.
+            header = context.parent.segment(statement).splitlines()[0].strip()
+            resolution.missing = (f"{context.parent_name}.__init__ sets it inside `{header}`, with "
+                                  f"{', '.join(f'self.{a}' for a in clashes)}, which "
+                                  f"{context.sub_name}.__init__ sets its own way")
+        for other in clashes:
+            resolution.unsafe.append(f"it also sets self.{other}, which {context.sub_name}.__init__ sets itself")
         for local in sorted(wanted.local_sets):
             if local in context.sub_params or local in context.sub_locals_any:
                 resolution.unsafe.append(f"it assigns `{local}`, which {context.sub_name}.__init__ also uses")
