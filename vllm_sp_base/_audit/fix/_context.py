@@ -17,6 +17,7 @@ from vllm_sp_base._audit.fix._names import (
     Binding,
     Needs,
     bindings,
+    needs,
     root_name,
 )
 from vllm_sp_base._audit.report._finding import Finding
@@ -325,8 +326,6 @@ def _value(statement: ast.stmt | None) -> ast.expr:
 
 
 def _needs_of_value(statement: ast.stmt) -> Needs:
-    from vllm_sp_base._audit.fix._names import needs
-
     return needs(_value(statement))
 
 

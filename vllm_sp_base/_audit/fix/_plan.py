@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from vllm_sp_base._audit.fix._context import Context, Resolution, load_context
 from vllm_sp_base._audit.fix._edit import Edit, Fix
 from vllm_sp_base._audit.fix._names import literal, needs, sets_attribute
-from vllm_sp_base._audit.report._finding import Finding, FixStatus
+from vllm_sp_base._audit.report._finding import Finding, FixStatus, display_path
 from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
 
 
@@ -33,7 +33,7 @@ def plan(findings: Iterable[Finding], audited: Callable[[str], bool]) -> dict[Fi
             planned[finding] = Fix(finding, FixStatus("none", context))
         elif not audited(context.sub.path):
             planned[finding] = Fix(finding, FixStatus(
-                "none", f"{context.sub_name} is in {context.sub.path}, which this run did not audit "
+                "none", f"{context.sub_name} is in {display_path(context.sub.path)}, which this run did not audit "
                         "(--fix changes only audited files)"))
         else:
             try:
