@@ -4,7 +4,9 @@ each way it spells, sets read while built or from ``forward``), the audit
 fixes them (unsafe fixes too: the generated parents build objects), and a
 subprocess builds each class before and after (executing the generated code,
 never code under audit): no AttributeError is left on an attribute whose
-finding had a fix, and no class fails that did not fail before."""
+finding had a fix, no class fails that did not fail before, and each fixed
+attribute holds what the skipped ``__init__`` would have set (the ``Sub``
+its own class builds)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,31 @@ def _outcome(root: Path) -> dict[str, dict[str, object]] | None:
     return outcome
 
 
+VALUES = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import m0, m1
+out = []
+for name, attr in json.loads(sys.argv[2]):
+    cls = getattr(m0, name, None) or getattr(m1, name)
+    try:
+        value = getattr(cls(), attr)
+    except AttributeError:
+        value = None
+    out.append(getattr(value, "value", None))
+print(json.dumps(out))
+"""
+
+
+def _values(root: Path, wanted: list[tuple[str, str]]) -> list[int | None]:
+    """``C().attr.value`` for each (class, attribute): the index of the class
+    whose ``__init__`` built the ``Sub`` it holds."""
+    ran = subprocess.run([sys.executable, "-c", VALUES, str(root), json.dumps(wanted)],
+                         capture_output=True, text=True, check=True)
+    values: list[int | None] = json.loads(ran.stdout)
+    return values
+
+
 def _check(specs: list[Spec], root: Path) -> None:
     split = len(specs) // 2
     (root / "m0.py").write_text(_source(specs, 0, split))
@@ -49,6 +76,12 @@ def _check(specs: list[Spec], root: Path) -> None:
     after = _outcome(root)
     source = "".join(p.read_text() + "# ----\n" for p in sorted(root.glob("m*.py")))
     assert after is not None, source
+    # The same value as where the skipped __init__ ran: the Sub its class builds.
+    built = [f.finding for f in rendered.applied if after[f.finding.class_name.rsplit(".", 1)[-1]]["init"] is None]
+    wanted = [(f.class_name.rsplit(".", 1)[-1], f.attribute) for f in built]
+    if wanted:
+        expected = [int(f.skipped_init.rsplit(".", 1)[-1][1:]) for f in built]
+        assert _values(root, wanted) == expected, (wanted, source)
     for name, seen in after.items():
         was = before[name]
         for entry in ("init", "forward"):
@@ -85,3 +118,4 @@ def test_a_fixed_skip_stops_raising(tmp_path: Path) -> None:
     after = _outcome(tmp_path)
     assert after is not None and after["C1"]["forward"] is None
     assert not {"a", "b"} & set(after["C1"]["unset"])  # type: ignore[call-overload]
+    assert _values(tmp_path, [("C1", "a"), ("C1", "b")]) == [0, 0]  # what C0.__init__ would have set
