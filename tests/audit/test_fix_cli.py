@@ -181,14 +181,12 @@ def test_a_write_that_fails_changes_nothing(tmp_path: Path, capsys: pytest.Captu
 
     package = _tree(tmp_path)
     (package / "other.py").write_text(CHILD.replace("Child", "Other"))
-    real = _atomic._write_journal
     monkeypatch.setattr(_atomic, "_write_journal", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left")))
     code, _, err = _run(capsys, "--fix", str(package))
     assert code == 2 and "nothing written" in err
     assert (package / "child.py").read_text() == CHILD
     assert (package / "other.py").read_text() == CHILD.replace("Child", "Other")
     assert not [p for p in package.iterdir() if p.name.startswith(".")]
-    monkeypatch.setattr(_atomic, "_write_journal", real)
 
 
 def test_a_fix_that_cannot_be_planned_costs_the_report_nothing(

@@ -338,11 +338,13 @@ def _parameters(function: ast.FunctionDef) -> set[str]:
 
 
 def _start_line(init: ast.FunctionDef) -> int:
-    """The line the fix follows: the subclass's own parent call (the first
-    ``X.__init__(...)``), else its docstring, else 0 (the top of the body)."""
+    """The line the fix follows: the end of the statement holding the
+    subclass's own parent call (the first ``X.__init__(...)``, under an ``if``
+    or ``try`` too: the fix never runs before it), else its docstring, else 0
+    (the top of the body)."""
     for statement in init.body:
-        if (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
-                and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "__init__"):
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+               for n in ast.walk(statement)):
             return statement.end_lineno or statement.lineno
     first = init.body[0]
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):

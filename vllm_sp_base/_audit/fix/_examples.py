@@ -63,6 +63,50 @@ EXAMPLES = (
         (("model_config", "safe"),),
     ),
     FixExample(
+        # The parent call under a test: the copy goes after the whole statement.
+        "after-a-parent-call-under-if",
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.dtype = config.dtype
+
+            def forward(self, x):
+                return x.to(self.dtype)
+
+        class Child(Base):
+            def __init__(self, config):
+                if config.legacy:
+                    nn.Module.__init__(self)
+                else:
+                    super(Base, self).__init__()
+                self.layers = []
+        """,
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.dtype = config.dtype
+
+            def forward(self, x):
+                return x.to(self.dtype)
+
+        class Child(Base):
+            def __init__(self, config):
+                if config.legacy:
+                    nn.Module.__init__(self)
+                else:
+                    super(Base, self).__init__()
+                self.dtype = config.dtype
+                self.layers = []
+        """,
+        (("dtype", "safe"),),
+    ),
+    FixExample(
         # vLLM 0.33.0's fix of Exaone4_5_ForConditionalGeneration: the local the
         # value needs is computed by the subclass already, the same way.
         "copy-after-the-local-it-needs",
