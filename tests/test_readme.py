@@ -132,3 +132,15 @@ def test_the_upstream_extra_installs_what_the_suite_installs() -> None:
     assert extra["upstream"] and all(pin in dev for pin in extra["upstream"])
     hint = (ROOT / "vllm_sp_base" / "_upstream" / "_cli.py").read_text()
     assert "pip install './[upstream]'" in hint and "'vllm-sp-base[upstream]'" not in hint
+
+
+def test_the_fix_extra_installs_what_the_suite_installs() -> None:
+    # `pip install './[fix]'` (README, and the line --fix says without libcst).
+    import tomllib
+
+    assert "pip install './[fix]'" in README
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    dev = (ROOT / "requirements" / "dev.txt").read_text().splitlines()
+    assert extra["fix"] and all(pin in dev for pin in extra["fix"])
+    hint = (ROOT / "vllm_sp_base" / "_audit" / "_command.py").read_text()
+    assert "pip install './[fix]'" in hint

@@ -28,7 +28,6 @@ _NOT_HERE = {
     "--select": "there is one rule, SPB001: --fail-on chooses what fails the run",
     "--ignore": "there is one rule, SPB001: suppress with noqa, an ignore comment or a baseline",
     "--extend-select": "there is one rule, SPB001: --fail-on chooses what fails the run",
-    "--fix": "no fix is applied: which of the fix line's choices is right needs a person",
 }
 
 

@@ -48,7 +48,10 @@ def test_grouped_output_is_a_header_a_class_and_a_line_an_attribute(
     groups = {(f["class"], f["skipped_init"]) for f in data["findings"]}
     lines = out.splitlines()
     headers = [l for l in lines if not l.startswith("  ")]
-    attributes = [l for l in lines if l.startswith("  ") and not l.startswith("  fix: ")]
+    fix_lines = [l for l in lines if l.startswith(("  safe fix ", "  unsafe fix ", "  no fix "))]
+    attributes = [l for l in lines if l.startswith("  ") and not l.startswith("  fix: ") and l not in fix_lines]
+    # What --fix can do, for each attribute of each group: every finding's fix is said.
+    assert sum(len(l.split("):", 1)[0].split(", ")) for l in fix_lines) >= len(data["findings"])
     hints = [l for l in lines if l.startswith("  fix: ")]
     assert code == 1 and len(headers) == len(hints) == len(groups)
     assert len(attributes) == len(data["findings"])
@@ -906,7 +909,7 @@ def test_cli_conventions_no_abbreviations_did_you_mean_quiet_output_file(
     for argv, needle in ((["--base", "b.json", "."], "unrecognized arguments: --base (did you mean --baseline?)"),
                          (["--statistic", "."], "did you mean --statistics?"),
                          (["--select", "SPB001", "."], "there is one rule, SPB001: --fail-on chooses"),
-                         (["--fix", "."], "no fix is applied")):
+                         (["--fixes", "."], "did you mean --fix or --unsafe-fixes?")):
         with pytest.raises(SystemExit) as exit_info:
             main(["audit", *argv])
         err = capsys.readouterr().err

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from test_cli import V32, make_tree, run, snapshot
 
-from vllm_sp_base._upstream.series import _atomic, _build, _output
+from vllm_sp_base import _atomic
+from vllm_sp_base._upstream.series import _build, _output
 
 #: What the write phase does to the disk: a kill can come between any two.
 _STEPS = ("open", "fsync", "replace", "remove", "chmod", "makedirs")

@@ -34,6 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "resolved), noqa (a '# noqa: SPB001' that suppresses nothing); default: "
                              "warning,unresolved,noqa; also [tool.vllm-sp-base] fail-on. A file that "
                              "could not be audited always does.")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the safe fixes (needs libcst), then report what is left")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="with --fix or --diff: the unsafe fixes too (each finding says which "
+                             "it has, and why one is unsafe)")
+    parser.add_argument("--diff", action="store_true",
+                        help="print the fixes as a unified diff instead of writing them; change nothing")
     parser.add_argument("--exit-zero", action="store_true",
                         help="exit 0 whatever was found (2 still for bad input)")
     baseline = parser.add_mutually_exclusive_group()

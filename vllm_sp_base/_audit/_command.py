@@ -53,18 +53,10 @@ def _run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as error:
             raise _Usage(f"{args.baseline}: cannot read baseline: "
                          f"{getattr(error, 'strerror', None) or error}") from None
-    result = AuditResult()
-    if paths:
-        cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
-        try:
-            result = audit(
-                paths, cache=Cache(cache_dir, cache_dir is not None), parse_all=args.parse_all,
-                entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
-                feature_entry_points=settings.feature_entry_points, import_path=args.python,
-                exclude=settings.exclude, plain_entry_points=settings.plain_entry_points,
-            )
-        except FileNotFoundError as error:
-            raise _Usage(f"{error}: no such file or directory") from None
+    fixing = args.fix or args.diff
+    if fixing:
+        _can_fix(args)
+    result = _audit(paths, args, settings)
     if args.write_baseline:
         try:
             _report.write_baseline(args.write_baseline, result)
@@ -74,8 +66,22 @@ def _run(args: argparse.Namespace) -> int:
              f"{_text.plural(len(result.unresolved), 'unresolved base')} to {args.write_baseline}")
         return EXIT_CLEAN
     stale = sorted(baseline - _report.baselined(result))
-    result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
-    result.unresolved = [u for u in result.unresolved if u.fingerprint() not in baseline]
+    _drop_baselined(result, baseline)
+    from vllm_sp_base._audit.fix._apply import plan_result
+
+    fixes = plan_result(result, paths) if result.findings else {}
+    if fixing:
+        from vllm_sp_base._audit.fix._command import FixError, apply_fixes
+
+        try:
+            outcome = apply_fixes(fixes, args, paths, _say)
+        except FixError as error:
+            raise _Usage(str(error)) from None
+        if outcome is not None:  # --diff: the diff is the whole output
+            return EXIT_CLEAN if args.exit_zero else outcome
+        result = _audit(paths, args, settings)  # what is left, as the report shows it
+        _drop_baselined(result, baseline)
+        plan_result(result, paths)
     with _report_stream(args.output_file) as out:
         print(_report_text(result, form, args.statistics), file=out, end="")
     if form not in ("json", "sarif", "github"):
@@ -83,6 +89,37 @@ def _run(args: argparse.Namespace) -> int:
     if stale and not args.quiet and form not in ("json", "sarif", "github"):
         _say_stale(stale, args.baseline, paths, settings)
     return EXIT_CLEAN if args.exit_zero else _exit_code(result, args.fail_on or settings.fail_on)
+
+
+def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> AuditResult:
+    if not paths:
+        return AuditResult()
+    cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
+    try:
+        return audit(
+            paths, cache=Cache(cache_dir, cache_dir is not None), parse_all=args.parse_all,
+            entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
+            feature_entry_points=settings.feature_entry_points, import_path=args.python,
+            exclude=settings.exclude, plain_entry_points=settings.plain_entry_points,
+        )
+    except FileNotFoundError as error:
+        raise _Usage(f"{error}: no such file or directory") from None
+
+
+def _drop_baselined(result: AuditResult, baseline: set[str]) -> None:
+    result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
+    result.unresolved = [u for u in result.unresolved if u.fingerprint() not in baseline]
+
+
+def _can_fix(args: argparse.Namespace) -> None:
+    """--fix and --diff: what they cannot go with, and libcst, said before the audit runs."""
+    if args.write_baseline:
+        raise _Usage("--fix/--diff and --write-baseline: fix first, then record what is left")
+    try:
+        import libcst  # noqa: F401
+    except ImportError:
+        raise _Usage("--fix and --diff need libcst: from a clone of vllm-sp-base, "
+                     "pip install './[fix]'") from None
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -185,6 +222,9 @@ def _stderr(result: AuditResult, args: argparse.Namespace, paths: list[str]) -> 
     if result.files == 0 and not result.diagnostics:
         _say(f"warning: No Python files found under {', '.join(paths or args.paths)}")
     if not args.quiet:
+        fixable = _text.fixable(result)
+        if fixable:
+            print(fixable, file=sys.stderr)
         print(_text.summary(result), file=sys.stderr)
 
 

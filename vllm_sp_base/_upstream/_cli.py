@@ -40,8 +40,9 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        from vllm_sp_base import _atomic
         from vllm_sp_base._upstream.plan import _tree
-        from vllm_sp_base._upstream.series import _atomic, _build, _output, _patches
+        from vllm_sp_base._upstream.series import _build, _output, _patches
     except ImportError as error:  # libcst is the `upstream` extra
         return _fail(f"needs libcst ({error.name} is missing): from a clone of vllm-sp-base, pip install './[upstream]'")
     given = args.vllm_src

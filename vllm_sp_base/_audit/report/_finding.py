@@ -135,6 +135,28 @@ class Unresolved:
         return f"unresolved:{_class_key(self.path, self.class_name)}:{self.base}"
 
 
+@dataclass(frozen=True, slots=True)
+class FixStatus:
+    """Whether ``audit --fix`` can fix a finding, ruff's way: ``safe`` (``--fix``
+    applies it), ``unsafe`` (only with ``--unsafe-fixes``: ``reason`` says what
+    it may change besides), or ``none`` (``message`` says why)."""
+
+    applicability: str  # "safe" | "unsafe" | "none"
+    message: str  # what the fix does, or why there is none
+    reason: str = ""  # for an unsafe fix: why it is not safe
+
+    def to_json(self) -> dict[str, str]:
+        return {"applicability": self.applicability, "message": self.message,
+                **({"reason": self.reason} if self.reason else {})}
+
+    @property
+    def label(self) -> str:
+        """One line: ``safe fix: ...``, ``unsafe fix: ... (reason)``, ``no fix: why``."""
+        if self.applicability == "none":
+            return f"no fix: {self.message}"
+        return f"{self.applicability} fix: {self.message}" + (f" ({self.reason})" if self.reason else "")
+
+
 @dataclass
 class AuditResult:
     findings: list[Finding] = field(default_factory=list)
@@ -145,6 +167,8 @@ class AuditResult:
     only_bases: list[str] = field(default_factory=list)  # classes never built on their own
     unresolved: list[Unresolved] = field(default_factory=list)
     unused_noqa: list[tuple[str, int]] = field(default_factory=list)  # (path, line): suppresses nothing
+    # What ``--fix`` can do for each finding (``fix``): planned after the audit, never cached.
+    fixes: dict[Finding, FixStatus] = field(default_factory=dict)
     # Wall seconds of each phase of this run (``bench/audit_speed.py`` prints
     # them); empty when the whole-run cache answered.
     seconds: dict[str, float] = field(default_factory=dict)

@@ -33,11 +33,19 @@ def as_json(result: AuditResult) -> str:
                 for u in result.unresolved
             ],
             "unused_noqa": [{"file": path, "line": line} for path, line in result.unused_noqa],
-            "findings": [f.to_json() for f in result.findings],
+            "findings": [_with_fix(f.to_json(), result, f) for f in result.findings],
             "diagnostics": [{"path": p, "message": m} for p, m in result.diagnostics],
         },
         indent=2,
     )
+
+
+def _with_fix(data: dict[str, Any], result: AuditResult, finding: Finding) -> dict[str, Any]:
+    """A finding's JSON with ``fix``: what --fix can do (``applicability`` safe,
+    unsafe or none, ``message``, ``reason`` for an unsafe one)."""
+    status = result.fixes.get(finding)
+    data["fix"] = status.to_json() if status is not None else None
+    return data
 
 
 def statistics_json(result: AuditResult) -> str:
@@ -115,6 +123,7 @@ def sarif(result: AuditResult) -> str:
                                       f"set only in {f.skipped_init}.__init__")},
             ],
             "partialFingerprints": {"vllmSpBase/v1": f.fingerprint()},
+            **({"properties": {"fix": result.fixes[f].to_json()}} if f in result.fixes else {}),
             **({"codeFlows": [_code_flow(f)]} if f.chain else {}),
         }
         for f in result.findings

@@ -8,7 +8,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from vllm_sp_base._audit.report._finding import AuditResult, Finding, Unresolved
+from vllm_sp_base._audit.report._finding import AuditResult, Finding, FixStatus, Unresolved
 from vllm_sp_base._audit.report._finding import display_path as display
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
@@ -101,7 +101,34 @@ def grouped(result: AuditResult, colour: bool = False) -> str:
             lines.append(f"  {paint(f.severity, f'{f.severity:<7}')} {f'self.{f.attribute}':<{width}} "
                          f"{where} ({_route(f)})")
         lines.append(paint("dim", f"  fix: {fix_hint(found)}"))
+        lines.extend(paint("dim", f"  {said}") for said in _fix_lines(result, found))
     return "\n".join(lines)
+
+
+def _fix_lines(result: AuditResult, found: list[Finding]) -> list[str]:
+    """What --fix can do for the group: each distinct fix once, with the attributes it is for."""
+    said: dict[str, list[str]] = {}
+    for finding in found:
+        status = result.fixes.get(finding)
+        if status is not None:
+            said.setdefault(_fix_label(status), []).append(finding.attribute)
+    return [f"{label.split(':', 1)[0]} (self.{', self.'.join(dict.fromkeys(attrs))}):{label.split(':', 1)[1]}"
+            for label, attrs in said.items()]
+
+
+def _fix_label(status: FixStatus) -> str:
+    flag = {"safe": "--fix", "unsafe": "--unsafe-fixes"}.get(status.applicability)
+    return f"{status.label}{f' [{flag}]' if flag else ''}"
+
+
+def fix_suffix(result: AuditResult, finding: Finding, short: bool = False) -> str:
+    """`` [safe fix]`` / ``; unsafe fix: ...`` / ``; no fix: why`` after a one-line finding."""
+    status = result.fixes.get(finding)
+    if status is None:
+        return ""
+    if short:
+        return {"safe": " [*]", "unsafe": " [unsafe fix]"}.get(status.applicability, f" [{status.label}]")
+    return f"; {status.label}"
 
 
 def _route(f: Finding) -> str:
@@ -123,7 +150,8 @@ def _route(f: Finding) -> str:
 
 def full(result: AuditResult) -> str:
     return "\n".join(
-        f"{display(f.path)}:{f.line}:{f.col}: {f.code} [{f.severity}] {f.message}" for f in result.findings
+        f"{display(f.path)}:{f.line}:{f.col}: {f.code} [{f.severity}] {f.message}{fix_suffix(result, f)}"
+        for f in result.findings
     )
 
 
@@ -131,7 +159,7 @@ def concise(result: AuditResult) -> str:
     return "\n".join(
         f"{display(f.path)}:{f.line}:{f.col}: {f.code} [{f.severity}] {_short(f.class_name)}: "
         f"self.{f.attribute} read at {display(f.read_path)}:{f.read_line}, set only by skipped "
-        f"{_short(f.skipped_init)}.__init__"
+        f"{_short(f.skipped_init)}.__init__{fix_suffix(result, f, short=True)}"
         for f in result.findings
     )
 
@@ -146,7 +174,7 @@ def github(result: AuditResult) -> str:
     level = {"error": "error", "warning": "warning", "note": "notice"}
     lines = [
         f"::{level[f.severity]} file={_escape(display(f.path), prop=True)},line={f.line},col={f.col},"
-        f"title={_escape(f'{f.code} self.{f.attribute}', prop=True)}::{_escape(f.message)}"
+        f"title={_escape(f'{f.code} self.{f.attribute}', prop=True)}::{_escape(f.message + fix_suffix(result, f))}"
         for f in result.findings
     ]
     lines += [
@@ -230,6 +258,15 @@ def summary(result: AuditResult) -> str:
     if result.diagnostics:
         text += f"; {plural(len(result.diagnostics), 'file')} could not be audited"
     return text + "."
+
+
+def fixable(result: AuditResult) -> str | None:
+    """``[*] 2 fixable with --fix (1 more with --unsafe-fixes)``, or None when nothing is."""
+    counts = Counter(status.applicability for status in result.fixes.values())
+    if not (counts["safe"] or counts["unsafe"]):
+        return None
+    more = f" ({counts['unsafe']} more with --unsafe-fixes)" if counts["unsafe"] else ""
+    return f"[*] {counts['safe']} fixable with --fix{more}"
 
 
 def statistics(result: AuditResult) -> str:

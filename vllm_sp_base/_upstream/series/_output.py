@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterable
 
-from vllm_sp_base._upstream.series._atomic import write_all
+from vllm_sp_base._atomic import write_all
 from vllm_sp_base._upstream.series._build import FileChange
 from vllm_sp_base._upstream.series._patches import diff
 
