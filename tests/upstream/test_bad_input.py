@@ -118,14 +118,19 @@ def test_a_byte_order_mark_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture
         # A file holding the flags' name that does not parse may hold a class the plan needs.
         ("vllm/models/other.py", b"def use_sequence_parallel(:\n",
          "vllm/models/other.py: does not parse (line 1)"),
+        # The CI file the series' test is wired into.
+        (".buildkite/test_areas/models_basic.yaml", b"x: caf\xe9\n",
+         ".buildkite/test_areas/models_basic.yaml: cannot read: not UTF-8 (byte 6)"),
     ],
-    ids=["syntax-error", "latin-1", "form-feed", "unplanned-syntax-error"],
+    ids=["syntax-error", "latin-1", "form-feed", "unplanned-syntax-error", "ci-latin-1"],
 )
 @pytest.mark.parametrize("mode", ["--write", "--out"])
 def test_a_file_it_cannot_take_stops_everything_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, data: bytes, said: str, mode: str
 ) -> None:
     root = make_tree(tmp_path / "tree")
+    (root / "tests").mkdir()  # a checkout: --write adds the tests too, and wires them into CI
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
     (root / name).write_bytes(data)
     before = snapshot(root)
     out = tmp_path / "out"
@@ -134,6 +139,21 @@ def test_a_file_it_cannot_take_stops_everything_in_one_line(
     assert code == 2 and stdout == "" and err.count("\n") == 1, err
     assert err.startswith(f"vllm-sp-base upstream: error: {said}") and err.endswith("; nothing written\n")
     assert snapshot(root) == before and not out.exists()
+
+
+def test_a_tree_whose_path_is_not_utf8_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = os.fsdecode(b"tree\xff")
+    try:
+        root = make_tree(tmp_path / name)
+    except OSError:  # a file system that takes only UTF-8 names (APFS)
+        pytest.skip("this file system refuses a name that is not UTF-8")
+    before = snapshot(root)
+    code, out, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 2 and out == "" and snapshot(root) == before
+    shown = str(root).replace(name, "tree\\xff")
+    assert err == f"vllm-sp-base upstream: error: {shown}: its path is not UTF-8; rename it or copy the tree\n"
 
 
 @needs_git

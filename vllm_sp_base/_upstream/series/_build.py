@@ -158,6 +158,8 @@ def build(
     _generated(result, with_tests)
     if with_tests and not result.missing:
         _update_stand_ins(result)
+    if result.unreadable:
+        return result
     result.files.sort(key=lambda change: change.path)
     _restyle(result)
     return result
@@ -318,9 +320,12 @@ def _wire_into_ci(result: Upstream, test: str) -> None:
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             before = handle.read()
-    except OSError:
+    except FileNotFoundError:
         why = f"not found: wire {test} into a Buildkite job by hand (vLLM's check-test-tethering needs it)"
         result.left.append((CI_PATH, 0, why))
+        return
+    except (OSError, UnicodeDecodeError) as error:
+        result.unreadable.append((CI_PATH, f"cannot read: {_reason(error)}"))
         return
     wired = wire(before, test)
     if wired is None:
