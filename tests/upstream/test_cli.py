@@ -168,6 +168,19 @@ def test_a_file_that_does_not_parse_is_named_and_nothing_is_written(
     assert snapshot(root) == before
 
 
+def test_a_config_that_is_a_package_is_named_as_not_where_the_patch_expects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_tree(tmp_path)
+    (root / "vllm/config/parallel").mkdir()
+    (root / "vllm/config/parallel.py").rename(root / "vllm/config/parallel/__init__.py")
+    before = snapshot(root)
+    code, _, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 1 and snapshot(root) == before and "Traceback" not in err
+    assert ("expected but not found (classes moved?): vllm/config/parallel.py: "
+            "ParallelConfig.use_sequence_parallel_moe") in err
+
+
 @pytest.mark.parametrize("make", ["missing", "not-vllm", "file"])
 def test_bad_source_paths_are_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], make: str
