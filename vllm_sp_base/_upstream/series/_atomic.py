@@ -9,6 +9,10 @@ The next ``--write`` run first calls ``finish_interrupted``: with a journal,
 it makes the moves still to make (the tree ends rewritten); without one, it
 removes staged files a run killed before its commit point left (the tree was
 never touched). Only one writer at a time per tree is supported.
+
+A write that fails (a read-only tree, a full disk) raises ``WriteError``
+naming the file: before the commit point it has removed what it staged and the
+folders it made; past it, the next run finishes the moves.
 """
 
 from __future__ import annotations
