@@ -294,3 +294,17 @@ def test_a_file_changed_after_it_was_read_is_not_overwritten(
     assert f"error: {GATE_USER}: changed since it was read; nothing written" in err
     assert (root / GATE_USER).read_text().endswith("# mine\n")
     assert "SequenceParallelDefaults" not in (root / V32).read_text()
+
+
+def test_a_planned_change_the_rewrite_cannot_make_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The mixin's name is taken in the module of a class that needs it: that
+    # class is left as it is, so the rest of the series is not written either.
+    files = {**FILES, V32: "from elsewhere import Thing as SequenceParallelDefaults\n" + dedent(FILES[V32])}
+    root = make_tree(tmp_path / "tree", files)
+    before = snapshot(root)
+    code, _, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 1 and snapshot(root) == before and "Traceback" not in err
+    assert f"{V32}: DeepseekV32DecoderLayer: the name SequenceParallelDefaults is already bound" in err
+    assert err.endswith("nothing written: a planned change could not be made (above)\n")
