@@ -18,7 +18,7 @@ from vllm_sp_base import _atomic
 from vllm_sp_base._upstream.series import _build, _output
 
 #: What the write phase does to the disk: a kill can come between any two.
-_STEPS = ("open", "fsync", "replace", "remove", "chmod", "makedirs")
+_STEPS = ("open", "fsync", "replace", "remove", "chmod", "mkdir", "rmdir")
 
 
 class _KillAt:
@@ -138,9 +138,29 @@ def test_a_linked_file_inside_the_tree_stays_a_link(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tree = make_tree(tmp_path)
-    real = tree / "vllm" / "models" / "real_model.py"
+    real = tree / "shared" / "real_model.py"  # in the tree, outside the package: one module
+    real.parent.mkdir()
     (tree / V32).rename(real)
     (tree / V32).symlink_to(os.path.relpath(real, (tree / V32).parent))
     code, _, err = run(capsys, "--vllm-src", str(tree), "--write")
     assert code == 0, err
-    assert (tree / V32).is_symlink() and "SequenceParallelDefaults" in real.read_text()
+    text = real.read_text()
+    assert (tree / V32).is_symlink()
+    assert "class DeepseekV32Model(nn.Module, SequenceParallelDefaults):" in text
+
+
+def test_one_file_under_two_module_paths_changed_differently_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two modules to Python, one file on disk: the contract anchors on one
+    # path only, so each path asks for a different text. Writing either would
+    # undo the other's change (the last one used to win, silently).
+    tree = make_tree(tmp_path)
+    real = tree / "vllm" / "models" / "real_model.py"
+    (tree / V32).rename(real)
+    (tree / V32).symlink_to(os.path.relpath(real, (tree / V32).parent))
+    before = snapshot(tree)
+    code, _, err = run(capsys, "--vllm-src", str(tree), "--write")
+    assert code == 2 and snapshot(tree) == before
+    assert err.endswith(f"error: vllm/models/real_model.py: the same file as {V32} (a link), which "
+                        "the series changes differently; nothing written\n")

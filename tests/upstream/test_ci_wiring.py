@@ -45,3 +45,16 @@ def test_two_tests_in_turn_and_no_anchor_is_said() -> None:
     assert both is not None and both.count("test_sequence_parallel_check.py") == 2
     assert both.count("test_sequence_parallel_defaults.py") == 2
     assert wire("- label: x\n  commands:\n    - pytest models/\n", NEW) is None
+
+
+def test_a_crlf_file_stays_crlf_and_a_last_line_without_newline_stays_its_own() -> None:
+    crlf = JOB.replace("\n", "\r\n")
+    wired = wire(crlf, NEW)
+    assert wired is not None and wired.replace("\r\n", "\n") == wire(JOB, NEW)
+    assert "\n" not in wired.replace("\r\n", "")  # every line, the added one too, ends in CRLF
+    # The anchor's dependency on the last line, no newline after it: the new one is a line of its own.
+    job = ("- label: x\n  commands:\n    - pytest -v -s models/deepseek_v32/test_sequence_parallel.py\n"
+           "  source_file_dependencies:\n  - tests/models/deepseek_v32/test_sequence_parallel.py")
+    assert wire(job, NEW) == (
+        job.replace("parallel.py\n", "parallel.py models/deepseek_v32/test_sequence_parallel_defaults.py\n")
+        + "\n  - " + NEW)

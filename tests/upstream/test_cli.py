@@ -154,17 +154,31 @@ def test_moved_classes_are_named_and_nothing_is_written(
     assert "nothing written" in err and "Traceback" not in err
 
 
-def test_a_file_that_does_not_parse_is_reported_and_left_untouched(
+def test_a_file_that_does_not_parse_is_named_and_nothing_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = make_tree(tmp_path)
     broken = root / "vllm/models/broken.py"
     broken.write_text("def use_sequence_parallel(:\n")
+    before = snapshot(root)
+    code, out, err = run(capsys, "--vllm-src", str(root), "--write")
+    assert code == 2 and out == ""  # all or nothing: the rest is not rewritten either
+    assert err == ("vllm-sp-base upstream: error: vllm/models/broken.py: does not parse (line 1): "
+                   "invalid syntax; nothing written\n")
+    assert snapshot(root) == before
+
+
+def test_a_config_that_is_a_package_is_named_as_not_where_the_patch_expects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_tree(tmp_path)
+    (root / "vllm/config/parallel").mkdir()
+    (root / "vllm/config/parallel.py").rename(root / "vllm/config/parallel/__init__.py")
+    before = snapshot(root)
     code, _, err = run(capsys, "--vllm-src", str(root), "--write")
-    assert code == 1
-    assert "vllm-sp-base upstream: vllm/models/broken.py: does not parse (line 1)" in err
-    assert broken.read_text() == "def use_sequence_parallel(:\n"
-    assert "SequenceParallelDefaults" in (root / V32).read_text()  # the rest was done
+    assert code == 1 and snapshot(root) == before and "Traceback" not in err
+    assert ("expected but not found (classes moved?): vllm/config/parallel.py: "
+            "ParallelConfig.use_sequence_parallel_moe") in err
 
 
 @pytest.mark.parametrize("make", ["missing", "not-vllm", "file"])

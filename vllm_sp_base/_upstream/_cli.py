@@ -79,12 +79,21 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--author {author!r}: expected 'Name <email>'")
     # A tree rewritten in place gets vLLM tests only where it has tests/ (a checkout).
     with_tests = not args.write or os.path.isdir(os.path.join(root, "tests"))
+    try:
+        result = _build.build(root, all_readers=args.all_readers,
+                              remove_redundant=args.remove_redundant, with_tests=with_tests)
+    except OSError as error:  # a scratch folder for ruff, a worker process
+        return _fail(f"{error.filename or 'a scratch folder'}: {error.strerror or error}; nothing written")
+    if result.unreadable:  # the series would be partial: bad input, refused whole
+        for path, reason in result.unreadable:
+            _fail(f"{path}: {reason}; nothing written")
+        return EXIT_USAGE
     if not with_tests:
         print(f"{_PROG}: no tests/ under {root}: the series carries no vLLM tests "
               "(run it on a vLLM checkout, or without --write)", file=sys.stderr)
-    result = _build.build(root, all_readers=args.all_readers, remove_redundant=args.remove_redundant,
-                          with_tests=with_tests)
     for path, reason in result.problems:
+        print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
+    for path, reason in result.unmade:
         print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
     for what in result.missing:
         print(f"{_PROG}: expected but not found (classes moved?): {what}", file=sys.stderr)
@@ -99,8 +108,9 @@ def run(args: argparse.Namespace) -> int:
     patches = _patches.series(result)
     for number, patch in enumerate(patches, 1):
         print(f"patch {number}/{len(patches)}: {patch.title} ({len(patch.files)} file(s))")
-    added = sum(line.startswith("+") and not line.startswith("+++") for line in text.splitlines())
-    removed = sum(line.startswith("-") and not line.startswith("---") for line in text.splitlines())
+    diff_lines = _patches.lines_of(text)
+    added = sum(line.startswith("+") and not line.startswith("+++") for line in diff_lines)
+    removed = sum(line.startswith("-") and not line.startswith("---") for line in diff_lines)
     counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _build.COUNTED.items())
     print(f"{len(result.files)} file(s), +{added} -{removed} lines: {counts}")
     for path, line, why in result.left:
@@ -116,30 +126,43 @@ def run(args: argparse.Namespace) -> int:
         print(f"{_PROG}: nothing written: this tree is not laid out as the patch expects",
               file=sys.stderr)
         return EXIT_INCOMPLETE
+    if result.unmade:
+        print(f"{_PROG}: nothing written: a planned change could not be made (above)", file=sys.stderr)
+        return EXIT_INCOMPLETE
     if result.files:
         try:
             rejected = _output.check_series(result.files, list(mboxes.values()))
         except FileNotFoundError:
             print(f"{_PROG}: git not found; the series was not checked", file=sys.stderr)
+        except OSError as error:
+            return _fail(f"{error.filename or 'a scratch folder'}: cannot check the series: "
+                         f"{error.strerror or error}; nothing written")
         else:
             if rejected is not None:
                 return _fail(f"the series does not apply; nothing written: {rejected}")
+    crlf = _output.with_carriage_returns(result.files)
+    if crlf and args.out:
+        print(f"{_PROG}: {crlf[0]}{f' and {len(crlf) - 1} more' if len(crlf) > 1 else ''}: CRLF line "
+              "endings, kept in the series: apply it with git am --keep-cr --keep-non-patch",
+              file=sys.stderr)
     if not args.write and not args.out:
         print("dry run: nothing written (--write changes the tree, --out DIR writes the files "
               "and the patch series)")
+    unchanged = "nothing written"
     try:
         if args.out:
             written = _output.write_out(os.path.abspath(args.out), root, result.files, mboxes)
             print(f"wrote {len(result.files)} file(s) and {len(written)} patch(es): "
                   + " ".join(os.path.relpath(path) for path in written))
         if args.write:
+            unchanged = "the tree is as it was"
             _output.write_tree(root, result.files)
             print(f"rewrote {len(result.files)} file(s) under {root}")
-    except _output.OutputError as error:
+    except (_output.OutputError, _atomic.JournalError) as error:
         return _fail(str(error))
-    except _atomic.JournalError as error:
-        return _fail(str(error))
-    except OSError as error:
-        return _fail(f"{error.filename or ''}: {error.strerror or error}; nothing half-written "
-                     "(a rerun with --write finishes a write that had begun)")
+    except _atomic.WriteError as error:
+        if error.begun:  # past the commit point: the journal knows the rest
+            return _fail(f"{error.path}: {error.why}; the write had begun: run the same command "
+                         "again to finish it")
+        return _fail(f"{error.path}: cannot write: {error.why}; {unchanged}")
     return EXIT_INCOMPLETE if result.problems else EXIT_DONE

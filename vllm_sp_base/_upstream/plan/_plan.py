@@ -137,8 +137,11 @@ def _plan_gate(analysis: Analysis, plan: Plan) -> None:
     """Add ``ParallelConfig.<MODEL_GATE>`` after ``use_sequence_parallel_moe``."""
     path = os.path.join(analysis.root, *CONFIG_PATH.split("/"))
     config_module = CONFIG_PATH[: -len(".py")].replace("/", ".")
-    # Absent or unparsable: named as missing (and, if unparsable, as a problem).
-    tree = analysis.tree(path) if analysis.project.module(config_module) is not None else None
+    # Absent, unparsable, or a package of that name: named as missing (and, if
+    # unparsable, as a problem): the gate is written into that one file.
+    located = analysis.project.module_file(config_module)
+    at_path = located is not None and located[0] == path
+    tree = analysis.tree(path) if at_path and analysis.project.module(config_module) is not None else None
     config = next(
         (n for n in (tree.body if tree else []) if isinstance(n, ast.ClassDef) and n.name == CONFIG_CLASS),
         None,

@@ -25,6 +25,11 @@ def locate(given: str) -> str:
     if not os.path.isdir(given):
         raise SourceTreeError(f"{given}: not a directory")
     path = os.path.abspath(given)
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # the series, the audit's modules and git name files in UTF-8
+        shown = os.fsencode(given).decode("utf-8", "backslashreplace")  # printable on any stream
+        raise SourceTreeError(f"{shown}: its path is not UTF-8; rename it or copy the tree") from None
     if os.path.isfile(os.path.join(path, "vllm", "__init__.py")):
         return path
     if os.path.basename(path) == "vllm" and os.path.isfile(os.path.join(path, "__init__.py")):

@@ -22,7 +22,7 @@ def wire(yaml_text: str, test_path: str) -> str | None:
     relative = test_path.removeprefix("tests/")
     if f"tests/{relative}" in yaml_text and f" {relative}" in yaml_text:
         return yaml_text
-    lines = yaml_text.splitlines(keepends=True)
+    lines = yaml_text.split("\n")  # not splitlines: a form feed in a line stays in it
     dependency = next((i for i, line in enumerate(lines)
                        if line.strip() == f"- tests/{ANCHOR_TEST}"), None)
     command = next((i for i, line in enumerate(lines)
@@ -31,5 +31,6 @@ def wire(yaml_text: str, test_path: str) -> str | None:
         return None
     lines[command] = lines[command].replace(f" {ANCHOR_TEST}", f" {ANCHOR_TEST} {relative}", 1)
     indent = lines[dependency][: len(lines[dependency]) - len(lines[dependency].lstrip())]
-    lines.insert(dependency + 1, f"{indent}- tests/{relative}\n")
-    return "".join(lines)
+    ending = "\r" if lines[dependency].endswith("\r") else ""  # a CRLF file stays CRLF
+    lines.insert(dependency + 1, f"{indent}- tests/{relative}{ending}")
+    return "\n".join(lines)

@@ -360,8 +360,26 @@ class _Rewriter(cst.CSTTransformer):
         return chain.with_changes(lpar=lpar, rpar=rpar)
 
 
+class NotKept(ValueError):
+    """A source libcst would not write back as it reads it, from ``line`` on:
+    it drops a form feed before a statement, and the last CR of a file with
+    CR-only line endings."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"line {line}")
+        self.line = line
+
+
 def rewrite(source: str, edits: FileEdits) -> Rewrite:
-    """Raises ``libcst.ParserSyntaxError`` when the source does not parse."""
+    """Raises ``libcst.ParserSyntaxError`` when the source does not parse, and
+    ``NotKept`` where a rewrite would change more than the edits."""
+    bom = "\ufeff" if source.startswith("\ufeff") else ""  # libcst drops it: put back
+    body = source[len(bom):]
+    module = cst.parse_module(body)
+    kept = module.code
+    if kept != body:
+        same = next((i for i, (a, b) in enumerate(zip(body, kept)) if a != b), min(len(body), len(kept)))
+        raise NotKept(body.count("\n", 0, same) + 1)
     rewriter = _Rewriter(edits)
-    rewriter.result.source = MetadataWrapper(cst.parse_module(source)).visit(rewriter).code
+    rewriter.result.source = bom + MetadataWrapper(module).visit(rewriter).code
     return rewriter.result

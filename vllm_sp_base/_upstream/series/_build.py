@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -21,7 +22,7 @@ from vllm_sp_base._upstream._names import (
 from vllm_sp_base._upstream.plan._edits import FileEdits
 from vllm_sp_base._upstream.plan._plan import analyse
 from vllm_sp_base._upstream.rewrite._ci_wiring import ANCHOR_TEST, CI_PATH, wire
-from vllm_sp_base._upstream.rewrite._codemod import Rewrite, rewrite
+from vllm_sp_base._upstream.rewrite._codemod import NotKept, Rewrite, rewrite
 from vllm_sp_base._upstream.rewrite._contract_module import render
 from vllm_sp_base._upstream.rewrite._site_calls import SITE_CALLS, SiteCall, enclosing
 from vllm_sp_base._upstream.rewrite._stand_ins import candidates, update
@@ -60,7 +61,10 @@ class Upstream:
     root: str
     files: list[FileChange] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
-    problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): said, written
+    # Nothing is written while either holds one: (path, reason).
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # cannot be read, parsed, kept
+    unmade: list[tuple[str, str]] = field(default_factory=list)  # a planned change not made
     missing: list[str] = field(default_factory=list)
     left: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, why not replaced)
     sites: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, text) rewritten
@@ -93,9 +97,12 @@ def _rewrite_or_reason(job: tuple[bytes, FileEdits]) -> Rewrite | str:
     try:
         return rewrite(data.decode("utf-8"), edits)
     except UnicodeDecodeError as error:
-        return f"not UTF-8 (byte {error.start}); left untouched"
+        return f"not UTF-8 (byte {error.start}): the series is written in UTF-8 only"
     except cst.ParserSyntaxError as error:
-        return f"does not parse (line {error.raw_line}): {error.message}; left untouched"
+        return f"does not parse (line {error.raw_line}): {error.message}"
+    except NotKept as error:
+        return (f"line {error.line} would not be kept as written (libcst, which rewrites the file, "
+                "drops a form feed before a statement and a CR-only last line ending)")
 
 
 def _rewrite_all(jobs: list[tuple[bytes, FileEdits]]) -> list[Rewrite | str]:
@@ -117,7 +124,11 @@ def build(
     """The patch for the vLLM tree under ``root``; reads files, writes none.
     ``with_tests``: the series adds its tests to vLLM's ``tests/``."""
     plan = analyse(root, all_readers=all_readers, remove_redundant=remove_redundant)
-    result = Upstream(root, problems=list(plan.problems), missing=list(plan.missing))
+    # A file the analysis could not read may hold what the plan needs: the
+    # series would be partial, so none is made.
+    result = Upstream(root, unreadable=list(plan.problems), missing=list(plan.missing))
+    if result.unreadable:
+        return result
     jobs = [(plan.texts[path], edits) for path, edits in plan.edits.items()]
     # A file with changes of both patches is rewritten twice: the text between them.
     both = [path for path, edits in plan.edits.items()
@@ -135,16 +146,20 @@ def build(
             result.sites += [(path, s.line, text) for s in edits.rederivations if s.line not in declined]
         first = firsts.get(path)
         if isinstance(first, str):  # never expected: the whole rewrite went through
-            result.problems.append((path, f"{first} (first patch only)"))
+            result.unmade.append((path, f"{first} (first patch only)"))
             continue
         if first is not None:
             change.middle = first.source
         else:
             change.middle = change.after if edits.rederivations or edits.gate is not None else change.before
         result.files.append(change)
+    if result.unreadable:
+        return result
     _generated(result, with_tests)
     if with_tests and not result.missing:
         _update_stand_ins(result)
+    if result.unreadable:
+        return result
     result.files.sort(key=lambda change: change.path)
     _restyle(result)
     return result
@@ -155,20 +170,21 @@ def _change(
 ) -> FileChange | None:
     """The change to one file, or None (a problem said, or nothing to change)."""
     if isinstance(rewritten, str):
-        result.problems.append((path, rewritten))
+        result.unreadable.append((path, rewritten))
         return None
     before = data.decode("utf-8")
-    result.problems += [(path, problem) for problem in rewritten.problems]
+    result.unmade += [(path, problem) for problem in rewritten.problems]
     done = +Counter({kind: n for kind, n in rewritten.done.items() if kind not in ("import", "comment")})
     expected = _expected(edits)
     expected["rederivation"] -= len(rewritten.left)
     if done != +expected:
-        result.problems.append((path, f"planned {dict(+expected)}, made {dict(done)}; left untouched"))
+        if not rewritten.problems:
+            result.unmade.append((path, f"planned {dict(+expected)}, made {dict(done)}"))
         return None
     try:
-        compile(rewritten.source, path, "exec", dont_inherit=True)
+        compile(rewritten.source.encode("utf-8"), path, "exec", dont_inherit=True)  # a BOM too
     except SyntaxError as error:  # never expected: the rewrite is not written then
-        result.problems.append((path, f"rewrite does not compile ({error}); left untouched"))
+        result.unmade.append((path, f"rewrite does not compile ({error})"))
         return None
     declined = {line for line, _ in rewritten.left}
     result.left += [(path, left.line, left.reason) for left in edits.left]
@@ -180,6 +196,19 @@ def _change(
              if not (line in declined and "->" in note)]
     notes += [f"comment: '{old}' -> '{new}' (the mixin is a base now)" for old, new in rewritten.comments]
     return FileChange(path, before, rewritten.source, notes)
+
+
+def _reason(error: Exception) -> str:
+    """Why a file could not be read, without repeating its path."""
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 (byte {error.start})"
+    if isinstance(error, SyntaxError):
+        return f"does not parse (line {error.lineno}): {error.msg}"
+    if isinstance(error, NotADirectoryError):
+        return "a part of its path is a file, not a folder"
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    return str(error)
 
 
 def _restyle(result: Upstream) -> None:
@@ -224,7 +253,7 @@ def _update_stand_ins(result: Upstream) -> None:
                 before = handle.read()
             after, done = update(before, MODEL_GATE)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
-            result.problems.append((relpath, f"not read for test stand-ins: {error}"))
+            result.unreadable.append((relpath, f"not read for test stand-ins: {_reason(error)}"))
             continue
         if done:
             notes = [f"{s.line}: {s.note}" for s in done]
@@ -251,7 +280,9 @@ def _site_calls(result: Upstream) -> list[tuple[str, SiteCall]]:
                 text = handle.read()
         except (OSError, UnicodeDecodeError):
             continue
-        reading = [n for n, line in enumerate(text.splitlines(), 1) if f".{MODEL_GATE}" in line]
+        # Numbered as ast numbers lines (str.splitlines also breaks at form feeds).
+        lines = re.split(r"\r\n|\r|\n", text)
+        reading = [n for n, line in enumerate(lines, 1) if f".{MODEL_GATE}" in line]
         if any(enclosing(text, line) == name for line in reading):
             calls.append((name, call))
     return sorted(set(calls))
@@ -272,7 +303,7 @@ def _generated(result: Upstream, with_tests: bool) -> None:
         except FileNotFoundError:
             current = None
         except (OSError, UnicodeDecodeError) as error:
-            result.problems.append((path, f"cannot read: {error}"))
+            result.unreadable.append((path, f"cannot read: {_reason(error)}"))
             continue
         if current == text:
             continue
@@ -289,9 +320,12 @@ def _wire_into_ci(result: Upstream, test: str) -> None:
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             before = handle.read()
-    except OSError:
+    except FileNotFoundError:
         why = f"not found: wire {test} into a Buildkite job by hand (vLLM's check-test-tethering needs it)"
         result.left.append((CI_PATH, 0, why))
+        return
+    except (OSError, UnicodeDecodeError) as error:
+        result.unreadable.append((CI_PATH, f"cannot read: {_reason(error)}"))
         return
     wired = wire(before, test)
     if wired is None:

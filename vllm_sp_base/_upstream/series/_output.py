@@ -14,11 +14,17 @@ import sys
 import tempfile
 from collections.abc import Iterable
 
-from vllm_sp_base._atomic import write_all
+from vllm_sp_base._atomic import (
+    WriteError,
+    make_folders,
+    remove_folders,
+    write_all,
+)
 from vllm_sp_base._upstream.series._build import FileChange
 from vllm_sp_base._upstream.series._patches import diff
 
 _SERIES_NAME = re.compile(r"\d{4}-.*\.patch")
+_NOT_APPLIED = re.compile(r"error: (.*): patch does not apply")
 
 
 class OutputError(Exception):
@@ -36,15 +42,35 @@ def _inside(path: str, root: str) -> bool:
 
 
 def write_tree(root: str, files: list[FileChange]) -> None:
-    """Rewrite the tree under ``root`` in place; every path stays inside it."""
-    targets = []
+    """Rewrite the tree under ``root`` in place; every path stays inside it,
+    and every file is still what was read (else nothing is written)."""
+    targets: dict[str, FileChange] = {}
     for change in files:
         path = os.path.join(root, *change.path.split("/"))
         if not _inside(path, root):
             raise OutputError(f"{change.path}: resolves outside {root}; nothing written")
         # The real path: a file linked from elsewhere in the tree stays a link.
-        targets.append((os.path.realpath(path), change.after))
-    write_all(root, targets)
+        real = os.path.realpath(path)
+        other = targets.setdefault(real, change)
+        if other.after != change.after:  # two modules to Python, one file: no text serves both
+            raise OutputError(f"{change.path}: the same file as {other.path} (a link), which the "
+                              "series changes differently; nothing written")
+        if _current(real) != change.before:
+            raise OutputError(f"{change.path}: changed since it was read; nothing written "
+                              "(run the command again)")
+    write_all(root, [(real, change.after) for real, change in targets.items()])
+
+
+def _current(path: str) -> str | None:
+    """The text at ``path`` now; None where there is no file."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise WriteError(path, f"cannot read it again: {error.strerror or error}", begun=False) from None
+    return data.decode("utf-8", "surrogateescape")
 
 
 def write_out(out: str, root: str, files: list[FileChange], patches: dict[str, str]) -> list[str]:
@@ -60,23 +86,46 @@ def write_out(out: str, root: str, files: list[FileChange], patches: dict[str, s
     if os.path.realpath(out) in {os.path.realpath(p or os.curdir) for p in sys.path}:
         raise OutputError(f"{out}: on Python's import path, so its partial vllm/ would shadow "
                           "the real vLLM; choose another --out")
-    os.makedirs(out, exist_ok=True)
-    stale = [os.path.join(out, name) for name in os.listdir(out) if _SERIES_NAME.fullmatch(name)]
-    written = [os.path.join(out, name) for name in patches]
-    write_all(out, [(os.path.join(out, *c.path.split("/")), c.after) for c in files]
-              + list(zip(written, patches.values())))
+    try:
+        made = make_folders(out)
+    except OSError as error:
+        raise WriteError(error.filename or out, error.strerror or str(error), begun=False) from None
+    try:
+        stale = [os.path.join(out, name) for name in os.listdir(out) if _SERIES_NAME.fullmatch(name)]
+        written = [os.path.join(out, name) for name in patches]
+        write_all(out, [(os.path.join(out, *c.path.split("/")), c.after) for c in files]
+                  + list(zip(written, patches.values())))
+    except OSError as error:
+        remove_folders(made)
+        raise WriteError(error.filename or out, error.strerror or str(error), begun=False) from None
+    except WriteError as error:
+        if not error.begun:
+            remove_folders(made)
+        raise
     for path in set(stale) - set(written):  # an earlier run's series, so `git am DIR/*.patch` works
-        os.remove(path)
+        try:
+            os.remove(path)
+        except OSError as error:
+            raise WriteError(path, f"an earlier run's patch, not removed: {error.strerror or error}",
+                             begun=True) from None
     return written
+
+
+def with_carriage_returns(files: list[FileChange]) -> list[str]:
+    """The changed files with CR line endings: their patches carry the CRs,
+    which ``git am`` keeps only with ``--keep-cr``."""
+    return [c.path for c in files if any("\r" in (t or "") for t in (c.before, c.middle, c.after))]
 
 
 def check_series(files: list[FileChange], patches: list[str]) -> str | None:
     """Apply the series with ``git am`` to a repository of the original files
     and compare the outcome with the rewrite; None when both hold, else why
-    not. Raises FileNotFoundError without git."""
+    not, in one line. Raises FileNotFoundError without git, OSError where the
+    scratch repository cannot be written."""
     git = shutil.which("git")
     if git is None:
         raise FileNotFoundError("git")
+    keep_cr = ["--keep-cr"] if with_carriage_returns(files) else []
     with tempfile.TemporaryDirectory(prefix="vllm-sp-base-check-") as scratch:
         repo = os.path.join(scratch, "repo")
         os.makedirs(repo)
@@ -99,15 +148,26 @@ def check_series(files: list[FileChange], patches: list[str]) -> str | None:
         for number, text in enumerate(patches, 1):
             name = os.path.join(scratch, f"{number:04d}.patch")
             _write(name, text)
-            done = git_run("am", "-q", "--keep-non-patch", name)
+            done = git_run("am", "-q", "--keep-non-patch", *keep_cr, name)
             if done.returncode != 0:
-                return f"patch {number}: git am: {(done.stderr or done.stdout).strip()}"
+                return f"patch {number}: {_rejection(done.stderr or done.stdout)}"
         for change in files:
             path = os.path.join(repo, *change.path.split("/"))
             with open(path, encoding="utf-8", newline="") as handle:
                 if handle.read() != change.after:
                     return f"{change.path}: the series does not give the rewritten file"
     return None
+
+
+def _rejection(told: str) -> str:
+    """git am's complaint in one line, without its hints about a scratch
+    repository that is gone by the time it is read."""
+    lines = [line.strip() for line in told.splitlines() if line.strip() and not line.startswith("hint:")]
+    for line in lines:
+        found = _NOT_APPLIED.fullmatch(line)
+        if found:
+            return f"{found.group(1)}: git am finds the patch does not apply to the file as read"
+    return lines[0].removeprefix("error: ") if lines else "git am failed"
 
 
 def _write(path: str, text: str) -> None:

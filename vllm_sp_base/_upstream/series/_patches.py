@@ -60,11 +60,19 @@ def diff(files: Iterable[tuple[str, str | None, str | None]]) -> str:
             out += ["deleted file mode 100644\n", f"--- a/{path}\n", "+++ /dev/null\n"]
         else:
             out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
-        old = (before or "").splitlines(keepends=True)
-        hunks = difflib.unified_diff(old, (after or "").splitlines(keepends=True), n=3)
+        hunks = difflib.unified_diff(lines_of(before or ""), lines_of(after or ""), n=3)
         for line in list(hunks)[2:]:  # the ---/+++ pair is written above
             out.append(line if line.endswith("\n") else line + "\n" + _NO_NEWLINE)
     return "".join(out)
+
+
+def lines_of(text: str) -> list[str]:
+    """``text``'s lines as git counts them, each with its ending: only ``\n``
+    ends one (``str.splitlines`` also splits at form feeds and other
+    separators, a line git would not see; a CR before the ``\n`` stays)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 def _bullets(lines: Iterable[str]) -> str:
@@ -240,9 +248,9 @@ def series(result: Upstream) -> list[Patch]:
 def _diffstat(files: list[tuple[str, str | None, str | None]], text: str) -> str:
     counts: dict[str, list[int]] = {path: [0, 0] for path, _, _ in files}
     current = None
-    for line in text.splitlines():
+    for line in lines_of(text):
         if line.startswith("diff --git a/"):
-            current = line.split(" b/", 1)[1]
+            current = line.rstrip("\n").split(" b/", 1)[1]
         elif current and line.startswith("+") and not line.startswith("+++"):
             counts[current][0] += 1
         elif current and line.startswith("-") and not line.startswith("---"):
