@@ -60,6 +60,7 @@ class Project:
         self._text = text
         self._top_root: dict[str, str | None] = {}
         self._files: dict[str, tuple[str, bool] | None] = {}
+        self._known: set[str] = set()  # modules added by their file (``add_module``)
         self._modules: dict[str, ModuleInfo | None] = {}
         self._mro: dict[ClassRef, list[MroEntry]] = {}
         self._bases: dict[ClassRef, list[MroEntry]] = {}
@@ -107,10 +108,12 @@ class Project:
         home = os.path.dirname(stdlib[0])
         return located[0].startswith(home + os.sep) and os.sep + "site-packages" + os.sep not in located[0]
 
-    def missing(self) -> list[str]:
-        """The modules looked for and not found: one that appears later can
-        change what a class resolves to."""
-        return [name for name, found in self._files.items() if found is None]
+    def resolved(self) -> dict[str, tuple[str, bool] | None]:
+        """Each module looked for and what ``module_file`` found (None: not
+        found): the whole of what the roots decided. A later run whose roots
+        answer each the same (none found now in an earlier root, none that
+        appeared) resolves as this one did."""
+        return {name: found for name, found in self._files.items() if name not in self._known}
 
     def module(self, module: str) -> ModuleInfo | None:
         if module not in self._modules:
@@ -128,6 +131,7 @@ class Project:
         self._modules[module] = info
         if path is not None:
             self._files[module] = (path, os.path.basename(path) == "__init__.py")
+            self._known.add(module)  # known by its file, not found by the roots
 
     # Names -------------------------------------------------------------
     @staticmethod
