@@ -282,6 +282,8 @@ def test_a_fifo_where_the_record_has_a_dependency_is_no_hang(tmp_path: Path) -> 
     second = _run(code, base)
     assert second.returncode in (0, 1) and "Traceback" not in second.stderr
     assert json.loads(second.stdout)["findings"] == []  # the base is no module now: nothing to check past
+    (unresolved,) = json.loads(second.stdout)["unresolved"]
+    assert f"{base} is not a regular file" in unresolved["reason"]
 
 
 def test_a_config_that_is_a_fifo_is_no_hang(tmp_path: Path) -> None:

@@ -246,6 +246,10 @@ class Project:
                 found = ".".join(parts[:end])
                 if end == len(parts):
                     return f"{dotted} is a module, not a class"
+                root = self._root_of(parts[0])
+                beside = os.path.join(root, *parts[: end + 1]) + ".py" if root is not None else ""
+                if beside and os.path.exists(beside) and not os.path.isfile(beside):
+                    return f"{beside} is not a regular file (a FIFO, a device or a socket)"
                 return f"{found} has no class {'.'.join(parts[end:])} the source shows"
         return f"module {'.'.join(parts[:-1]) or parts[0]} not found"
 
