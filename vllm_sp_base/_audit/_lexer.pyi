@@ -17,8 +17,8 @@ def cut_bodies(
 ) -> tuple[bytes, list[tuple[int, int, int, int, int, int]]] | None: ...
 def scan(source: bytes) -> _Scanned | None: ...
 
-# Not on Windows. (bytes, scan, code_digest or None where the scan is None,
-# (size, mtime_ns, inode) from the descriptor read); (None, size): the file is
+# Not on Windows. (bytes, scan, code_digest(bytes) or None where the scan did
+# not lex to the end, (size, mtime_ns, inode) from the descriptor read); (None, size): the file is
 # over `limit` bytes. Raises OSError, for anything but a regular file too.
 def read_and_scan(
     path: str, limit: int

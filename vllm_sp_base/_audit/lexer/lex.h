@@ -75,6 +75,7 @@ Py_ssize_t lex_dotted_at(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
  * code_digest's own pass, and by scan_find's, which lexes the same lines. */
 typedef struct {
     uint64_t a, b; /* two FNV-1a streams from different bases: 128 bits */
+    int complete;  /* every logical line to the end is folded in: code_digest's answer */
 } CodeDigest;
 
 #define LEX_FNV_PRIME 1099511628211ULL
@@ -82,6 +83,7 @@ typedef struct {
 static inline void code_digest_start(CodeDigest *d) {
     d->a = 14695981039346656037ULL;
     d->b = 0x6c62272e07bb0142ULL;
+    d->complete = 0;
 }
 
 static inline uint64_t lex_fnv(uint64_t h, const unsigned char *p, Py_ssize_t n) {

@@ -93,7 +93,7 @@ PyObject *read_and_scan(PyObject *module, PyObject *args) {
         Py_DECREF(data);
         return NULL;
     }
-    PyObject *code = status == 1 ? code_digest_bytes(&digest) : Py_NewRef(Py_None);
+    PyObject *code = !error && digest.complete ? code_digest_bytes(&digest) : Py_NewRef(Py_None);
     if (code == NULL) {
         Py_DECREF(data);
         Py_DECREF(scanned);

@@ -247,8 +247,9 @@ typedef struct {
 
 
 /* Lex the module into `found` (and, given `digest`, fold each logical line
- * into it): 1, 0 where it does not lex, -1 out of memory. Touches no Python
- * object: it runs without the GIL. */
+ * into it: complete where the lines ran out, whatever the scan made of them):
+ * 1, 0 where it does not lex, -1 out of memory. Touches no Python object: it
+ * runs without the GIL. */
 static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *digest) {
     Lexer L = {s, n, 0, 1, 0};
     Scope scopes[MAX_SCOPES];
@@ -300,6 +301,9 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *
             return -1;
         }
     }
+    /* The lines ran out: the digest is whole, even where the scan declines
+     * what it found (an unsure lexing, a name Python folds by NFKC). */
+    if (digest != NULL) digest->complete = status == 0;
     if (status < 0 || L.failed || L.non_ascii || opened) return 0; /* opened: a block with no body */
     finish_init(&init, found);
     return 1;
