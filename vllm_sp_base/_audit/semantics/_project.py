@@ -60,7 +60,7 @@ class Project:
         self._text = text
         self._top_root: dict[str, str | None] = {}
         self._files: dict[str, tuple[str, bool] | None] = {}
-        self._known: set[str] = set()  # modules added by their file (``add_module``)
+        self._looked_up: dict[str, tuple[str, bool] | None] = {}  # what the roots answered
         self._modules: dict[str, ModuleInfo | None] = {}
         self._mro: dict[ClassRef, list[MroEntry]] = {}
         self._bases: dict[ClassRef, list[MroEntry]] = {}
@@ -92,7 +92,7 @@ class Project:
                 result = (base + ".py", False)
             elif os.path.isdir(base):
                 result = ("", True)  # namespace package
-        self._files[module] = result
+        self._files[module] = self._looked_up[module] = result
         return result
 
     def in_stdlib(self, top: str) -> bool:
@@ -113,7 +113,7 @@ class Project:
         found): the whole of what the roots decided. A later run whose roots
         answer each the same (none found now in an earlier root, none that
         appeared) resolves as this one did."""
-        return {name: found for name, found in self._files.items() if name not in self._known}
+        return dict(self._looked_up)
 
     def module(self, module: str) -> ModuleInfo | None:
         if module not in self._modules:
@@ -131,7 +131,6 @@ class Project:
         self._modules[module] = info
         if path is not None:
             self._files[module] = (path, os.path.basename(path) == "__init__.py")
-            self._known.add(module)  # known by its file, not found by the roots
 
     # Names -------------------------------------------------------------
     @staticmethod

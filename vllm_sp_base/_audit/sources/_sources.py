@@ -48,6 +48,7 @@ class Sources:
         self.seen: dict[str, StatKey | None] = {}
         self.digests: dict[str, bytes] = {}
         self.changed: set[str] = set()  # files two reads of this run saw differ
+        self.unreadable: set[str] = set()  # files this run could not read (said once)
         self.memo: dict[bytes, Any] = {}
         self.reported: set[str] = set()
         self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
@@ -107,8 +108,8 @@ class Sources:
         in them (read and lexed in one call: see ``read_and_scan``); None,
         said once, where the file cannot be read (and for the rest of the run:
         one run, one view of each file)."""
-        if path in self.seen:
-            return None, None  # tried before: it could not be read
+        if path in self.unreadable:
+            return None, None  # tried before
         try:
             try:
                 data, found, digest, self.seen[path] = _read_and_scan(path) if lexing else _read(path)
@@ -119,9 +120,11 @@ class Sources:
                 self.seen[path] = stat_key(path)
                 data, found, digest, self.seen[path] = _read_and_scan(path) if lexing else _read(path)
         except TooBig as big:
+            self.unreadable.add(path)
             self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
             return None, None
         except OSError as error:
+            self.unreadable.add(path)
             self.problem(path, f"cannot read: {error.strerror or error}")
             return None, None
         self.texts[path] = data
