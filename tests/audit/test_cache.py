@@ -100,7 +100,7 @@ def test_a_comment_edited_or_added_reuses_the_run(tmp_path: Path) -> None:
 
     read: list[str] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_engine, "read_file", lambda path: read.append(path) or b"")
+        patch.setattr(_engine, "read_with_stat", lambda path: read.append(path) or (b"", (0, 0, 0)))
         assert audit([str(tree)], cache=Cache(str(cache), True)).seconds == {}
     assert read == []
 

@@ -267,7 +267,7 @@ def test_reading_and_scanning_at_once_is_reading_then_scanning(
 ) -> None:
     assert _prescan.read_and_scan is not None
     for path in [*fixture_files, *vllm_files]:
-        data, found = _prescan.read_and_scan(str(path), 1 << 22)
+        data, found, _, _ = _prescan.read_and_scan(str(path), 1 << 22)  # the digest: test_cache_write.py
         assert data == path.read_bytes(), path
         assert found == _prescan._lexer.scan(data), path
 
@@ -286,7 +286,7 @@ def test_reading_and_scanning_says_what_it_could_not_read(tmp_path: Path) -> Non
         _prescan.read_and_scan(str(tmp_path), 1 << 22)
     refused = tmp_path / "refused.py"
     refused.write_bytes(b"x = 'unterminated\n")
-    assert _prescan.read_and_scan(str(refused), 1 << 22) == (refused.read_bytes(), None)
+    assert _prescan.read_and_scan(str(refused), 1 << 22)[:3] == (refused.read_bytes(), None, None)
 
 
 def test_a_file_with_lone_carriage_returns_is_pre_scanned_as_python_reads_it(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import TextIO
 from vllm_sp_base._audit._config import ConfigError, Settings, anchored, load_settings
 from vllm_sp_base._audit._engine import AuditResult, audit
 from vllm_sp_base._audit.files._discover import installed_vllm
+from vllm_sp_base._audit.files._keys import open_regular
 from vllm_sp_base._audit.report import _report, _text
 from vllm_sp_base._audit.report._finding import display_path
 from vllm_sp_base._audit.sources._cache import Cache, default_dir
@@ -173,7 +174,8 @@ def _python_source(path: str) -> bool:
     if path.endswith((".py", ".pyi")):
         return True
     try:
-        with open(path, "rb") as handle:
+        fd, _ = open_regular(path)  # a FIFO put there since it was listed: no wait
+        with os.fdopen(fd, "rb") as handle:
             first = handle.readline(200)
     except OSError:
         return True  # said by the audit, as any file it cannot read

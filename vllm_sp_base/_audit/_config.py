@@ -12,6 +12,7 @@ from vllm_sp_base._audit._options import (
     DEFAULT_PLAIN_ENTRY_POINTS,
 )
 from vllm_sp_base._audit.files._discover import DEFAULT_EXCLUDE
+from vllm_sp_base._audit.files._keys import TooBig, read_file
 
 SECTION = "vllm-sp-base"
 _KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "plain-entry-points",
@@ -124,9 +125,8 @@ def find_config(start: str) -> tuple[str, dict[str, object]] | None:
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
         try:
-            with open(candidate, "rb") as handle:
-                data = handle.read()
-        except OSError:
+            data = read_file(candidate)
+        except (OSError, TooBig):  # unreadable, or no regular file (a FIFO would block): none here
             data = b""
         if _mentions_us(data):
             table = _ours(candidate, _parse(candidate, data))
@@ -141,10 +141,11 @@ def find_config(start: str) -> tuple[str, dict[str, object]] | None:
 def read_config(path: str) -> dict[str, object]:
     """``--config FILE``: its table (an empty one if it has none)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_file(path)
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    except TooBig as big:
+        raise ConfigError(f"{path}: cannot read: {big.size} bytes is larger than a configuration can be") from None
     return _ours(path, _parse(path, data)) or {}
 
 

@@ -23,7 +23,7 @@ from vllm_sp_base._audit.files._keys import (
     TooBig,
     code_key,
     content_key,
-    read_file,
+    read_with_stat,
     stat_key,
 )
 from vllm_sp_base._audit.report._finding import AuditResult
@@ -47,8 +47,9 @@ def search_roots(audited_roots: list[str], import_path: Sequence[str] | None = N
 
 
 def _tree_key(discovered: Discovered, roots: list[str], parse_all: bool, options: RuleOptions) -> bytes:
-    """What a run's record is filed under: the tool, the question asked, and
-    which files there are (their contents are in the record)."""
+    """What a run's record is filed under: the tool, the question asked, the
+    search roots in their order (the environment: each keeps its own record),
+    and which files there are (their contents are in the record)."""
     digest = hashlib.blake2b(digest_size=20)
     digest.update(f"{__version__}|{parse_all}|{MAX_FILE_BYTES}|{sys.version_info[:2]}".encode())
     digest.update(repr(options).encode())
@@ -60,16 +61,17 @@ def _tree_key(discovered: Discovered, roots: list[str], parse_all: bool, options
 
 
 #: path -> (stat key, content key, code key) of every file a run read (and
-#: of each audited file it could not read, with no keys).
+#: of each file it could not read, with no keys): the stat as it was read.
 FileKeys = dict[str, tuple[Any, bytes | None, bytes | None]]
 
 
 def _reuse(saved: Any, roots: list[str]) -> tuple[AuditResult, FileKeys] | None:
     """The saved result, if no file it read changed in a way the audit can
     see: same stat, else same bytes, else (an audited file) same code key (a
-    comment edited or added), and no module it looked for and did not find has
-    appeared. With the keys of the files that moved. A record of the wrong
-    shape is no record."""
+    comment edited or added), and every module it looked for resolves as it
+    did (none missing then found now, none found now in an earlier search
+    root). With the keys of the files that moved. A record of the wrong shape
+    is no record."""
     try:
         return _reused(saved, roots)
     except (KeyError, TypeError, ValueError, AttributeError):
@@ -87,16 +89,16 @@ def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileK
         if key is None or now is None:
             return None
         try:
-            data = read_file(path)
+            data, seen = read_with_stat(path)
         except (OSError, TooBig):
             return None
         new_key = content_key(data)
         if new_key != key and (code is None or code_key(data) != code):
             return None
-        moved[path] = (now, new_key, code)
+        moved[path] = (seen, new_key, code)
     probe = Project(roots, lambda path, is_package: None)
-    if any(probe.module_file(name) is not None for name in saved["missing"]):
-        return None  # what did not resolve might now
+    if any(probe.module_file(name) != found for name, found in saved["modules"].items()):
+        return None  # a module appeared, or one in an earlier root now shadows the one used
     from vllm_sp_base._audit.sources._stored import BadEntry, result_from_plain
 
     try:
@@ -105,18 +107,25 @@ def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileK
         return None
 
 
-def _record(sources: Sources, discovered: Discovered) -> FileKeys:
-    """The keys a later run checks (``_reuse``): stat after the read (a file
-    changed in between is seen as changed only once it changes again, as with
-    any mtime-keyed cache), content, and code for the audited files."""
+def _record(sources: Sources, discovered: Discovered) -> FileKeys | None:
+    """The keys a later run checks (``_reuse``): each file's stat as it was
+    read (taken before its bytes), content, and code for the audited files
+    (from the digest the pre-scan's pass folded, where it did). None where a
+    file changed while the run read it (its stat now is not the one it was
+    read with, or two reads disagree): its result may hold what was there
+    before, so nothing is recorded and the next run reads again."""
     from vllm_sp_base._audit.sources._workers import in_threads
 
+    if sources.changed:
+        return None
     audited = [p for p in discovered.files if p in sources.texts]
-    codes = dict(zip(audited, in_threads(lambda p: code_key(sources.texts[p]), audited)))
-    files: FileKeys = {
-        path: (stat_key(path), sources.keys.get(path), codes.get(path))
-        for path in {**discovered.files, **sources.keys}
-    }
+    codes = dict(zip(audited, in_threads(lambda p: code_key(sources.texts[p], sources.digests.get(p)), audited)))
+    files: FileKeys = {}
+    for path in {**discovered.files, **sources.seen}:
+        now = stat_key(path)
+        if path in sources.seen and sources.seen[path] != now:
+            return None
+        files[path] = (now, sources.keys.get(path), codes.get(path))
     return files
 
 
@@ -189,20 +198,17 @@ def _audit(
     # Otherwise the pre-scan reads each file, on its threads.
     result.lap("discover and read" if parse_all else "discover", start)
     try:
-        missing = _check(discovered, sources, result, roots, parse_all, options)
+        modules = _check(discovered, sources, result, roots, parse_all, options)
     finally:
         sources.workers.close()
         set_inits_of(None)
     result.diagnostics.sort()  # threads report in the order they finish
     result.parsed = len(sources.parsed)
-    if cache.enabled:
+    files = _record(sources, discovered) if cache.enabled and modules is not None else None
+    if files is not None:
         from vllm_sp_base._audit.sources._stored import result_to_plain
 
-        cache.put_run(tree_key, {
-            "result": result_to_plain(result),
-            "files": _record(sources, discovered),
-            "missing": sorted(missing),
-        })
+        cache.put_run(tree_key, {"result": result_to_plain(result), "files": files, "modules": modules})
     # Summaries go without their file's bytes (``_stored``): whoever reads one has just read the file.
     cache.save()
     return result
@@ -215,8 +221,9 @@ def _check(
     roots: list[str],
     parse_all: bool,
     options: RuleOptions,
-) -> set[str]:
-    """Runs the check into ``result``; returns the modules it looked for and did not find."""
+) -> dict[str, tuple[str, bool] | None] | None:
+    """Runs the check into ``result``; returns how each module it looked for
+    resolved (None where two processes saw one resolve two ways: it changed)."""
     from vllm_sp_base._audit.prescan._prescan import candidate_names, scan_releases_the_gil
     from vllm_sp_base._audit.rule._candidates import CandidateChecker, split
     from vllm_sp_base._audit.sources._workers import in_processes, in_threads, set_inits_of
@@ -250,7 +257,8 @@ def _check(
     sources.workers.close()
     groups = split(files, sources.texts)
     check = CandidateChecker(sources, roots, discovered.files, names, options, subclassed)
-    missing: set[str] = set()
+    modules: dict[str, tuple[str, bool] | None] = {}
+    agree = True
     used: set[tuple[str, int]] = set()
     for checked in in_processes(check, groups):
         used.update(checked.noqa_used)
@@ -261,9 +269,14 @@ def _check(
         for path, reason in checked.problems:
             sources.problem(path, reason)
         sources.parsed |= checked.parsed
-        missing.update(checked.missing)
+        for name, resolution in checked.modules.items():
+            agree = agree and modules.setdefault(name, resolution) == resolution
+        for path, seen in checked.seen:
+            if sources.seen.setdefault(path, seen) != seen:
+                sources.changed.add(path)
         for path, key in checked.keys:
-            sources.keys.setdefault(path, key)
+            if sources.keys.setdefault(path, key) != key:
+                sources.changed.add(path)
         for key, value in checked.entries:
             if key not in sources.memo:  # the cache only: it comes without its file's bytes
                 sources.cache.put(key, value)
@@ -271,7 +284,7 @@ def _check(
     result.unresolved.sort(key=lambda u: (u.path, u.line, u.base))
     result.unused_noqa = _unused_noqa(discovered, sources, used)
     result.lap("candidates, their MROs, the rule", start)
-    return missing
+    return modules if agree else None
 
 
 def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, int]]) -> list[tuple[str, int]]:

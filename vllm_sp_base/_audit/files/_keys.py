@@ -4,8 +4,10 @@ cache answers imports nothing more."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 
 try:
     from vllm_sp_base._audit import _lexer
@@ -14,34 +16,70 @@ except ImportError:  # not compiled here
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
+#: Size, modification time and inode: unchanged, the file is taken as unchanged.
+StatKey = tuple[int, int, int]
+
+#: Said for a path that is no regular file (nor a folder: that says EISDIR), as
+#: ``lexer/read.c`` says it.
+NOT_REGULAR = "not a regular file (a FIFO, a device or a socket)"
+
 
 class TooBig(Exception):
     def __init__(self, size: int) -> None:
         self.size = size
 
 
+def open_regular(path: str) -> tuple[int, os.stat_result]:
+    """A descriptor on ``path`` and its fstat, if it is a regular file; raises
+    OSError otherwise. Opened without blocking, so a FIFO (with no writer it
+    would block ``open()`` forever) or a device is refused, never waited on."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            if stat.S_ISDIR(found.st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            raise OSError(NOT_REGULAR)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, found
+
+
 def read_file(path: str) -> bytes:
     """The file's bytes, with the fewest system calls (``open()`` adds a buffer
-    and a probe or two per file); raises TooBig past MAX_FILE_BYTES."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    and a probe or two per file); raises TooBig past MAX_FILE_BYTES, OSError
+    for what is no regular file."""
+    return read_with_stat(path)[0]
+
+
+def read_with_stat(path: str) -> tuple[bytes, StatKey]:
+    """``read_file``, and the stat key of what was read: taken from the
+    descriptor before reading, so a change during the read shows as a change."""
+    fd, found = open_regular(path)
     try:
-        size = os.fstat(fd).st_size
+        size = found.st_size
         if size > MAX_FILE_BYTES:
             raise TooBig(size)
         parts = [os.read(fd, size)]
         while sum(map(len, parts)) < size and parts[-1]:  # a short read: keep going
             parts.append(os.read(fd, size - sum(map(len, parts))))
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
     finally:
         os.close(fd)
+    return data, (found.st_size, found.st_mtime_ns, found.st_ino)
 
 
-def code_key(data: bytes) -> bytes | None:
+def code_key(data: bytes, digest: bytes | None = None) -> bytes | None:
     """What the audit can read in a file, blind to comments but suppressions:
     two versions with one code key give one result (see ``lexer/digest.c``).
-    None where the lexer is not compiled or cannot lex the file: then only
-    identical bytes are the same file."""
-    digest = _lexer.code_digest(data) if _lexer is not None else None
+    ``digest``: ``code_digest(data)`` where the pre-scan's pass already folded
+    it (``read_and_scan``), so the file is not lexed again. None where the
+    lexer is not compiled or cannot lex the file: then only identical bytes are
+    the same file."""
+    if digest is None and _lexer is not None:
+        digest = _lexer.code_digest(data)
     if digest is None:
         return None
     hasher = hashlib.sha256(digest)
@@ -61,8 +99,8 @@ def code_key(data: bytes) -> bytes | None:
     return hasher.digest()[:16]
 
 
-def stat_key(path: str) -> tuple[int, int, int] | None:
-    """Size, modification time and inode: unchanged, the file is taken as unchanged."""
+def stat_key(path: str) -> StatKey | None:
+    """The path's ``StatKey`` now; None where there is nothing to stat."""
     try:
         found = os.stat(path)
     except OSError:

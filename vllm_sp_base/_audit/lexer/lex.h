@@ -7,6 +7,8 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 
 typedef struct {
     const unsigned char *s;
@@ -68,6 +70,47 @@ Py_ssize_t lex_skip_to(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, co
 /* the dotted name at `at`: its end, its last part, how many parts. */
 Py_ssize_t lex_dotted_at(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                          Py_ssize_t *last, Py_ssize_t *last_end, int *parts);
+
+/* The code digest (see digest.c), folded one logical line at a time: by
+ * code_digest's own pass, and by scan_find's, which lexes the same lines. */
+typedef struct {
+    uint64_t a, b; /* two FNV-1a streams from different bases: 128 bits */
+    int complete;  /* every logical line to the end is folded in: code_digest's answer */
+} CodeDigest;
+
+#define LEX_FNV_PRIME 1099511628211ULL
+
+static inline void code_digest_start(CodeDigest *d) {
+    d->a = 14695981039346656037ULL;
+    d->b = 0x6c62272e07bb0142ULL;
+    d->complete = 0;
+}
+
+static inline uint64_t lex_fnv(uint64_t h, const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++) {
+        h ^= p[k];
+        h *= LEX_FNV_PRIME;
+    }
+    return h;
+}
+
+/* The statement's line number, then its bytes from the line's start (its
+ * indentation) to its last significant character. */
+static inline void code_digest_line(CodeDigest *d, const unsigned char *s, const Line *line) {
+    unsigned char number[sizeof(long)];
+    memcpy(number, &line->line, sizeof(long));
+    d->a = lex_fnv(d->a, number, (Py_ssize_t)sizeof(long));
+    d->b = lex_fnv(d->b, number, (Py_ssize_t)sizeof(long));
+    d->a = lex_fnv(d->a, s + line->physical, line->last + 1 - line->physical);
+    d->b = lex_fnv(d->b ^ 0xff, s + line->physical, line->last + 1 - line->physical);
+}
+
+static inline PyObject *code_digest_bytes(const CodeDigest *d) {
+    unsigned char out[16];
+    memcpy(out, &d->a, 8);
+    memcpy(out + 8, &d->b, 8);
+    return PyBytes_FromStringAndSize((const char *)out, 16);
+}
 
 PyObject *cut_bodies(PyObject *module, PyObject *args);
 PyObject *scan(PyObject *module, PyObject *args);

@@ -246,9 +246,11 @@ typedef struct {
 #define MAX_SCOPES 200
 
 
-/* Lex the module into `found`: 1, 0 where it does not lex, -1 out of memory.
- * Touches no Python object: it runs without the GIL. */
-static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
+/* Lex the module into `found` (and, given `digest`, fold each logical line
+ * into it: complete where the lines ran out, whatever the scan made of them):
+ * 1, 0 where it does not lex, -1 out of memory. Touches no Python object: it
+ * runs without the GIL. */
+static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *digest) {
     Lexer L = {s, n, 0, 1, 0};
     Scope scopes[MAX_SCOPES];
     int depth = 0, status;
@@ -260,6 +262,7 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
     long indents[MAX_SCOPES];
     int levels = 0, opened = 0;
     while ((status = lex_next_line(&L, &line)) == 1) {
+        if (digest != NULL) code_digest_line(digest, s, &line);
         long top = levels ? indents[levels - 1] : 0;
         if (opened ? line.indent <= top : line.indent > top) return 0; /* expected / unexpected indent */
         if (opened) {
@@ -299,6 +302,9 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found) {
             return -1;
         }
     }
+    /* The lines ran out: the digest is whole, even where the scan declines
+     * what it found (an unsure lexing, a name Python folds by NFKC). */
+    if (digest != NULL) digest->complete = status == 0;
     if (status < 0 || L.failed || L.non_ascii || opened) return 0; /* opened: a block with no body */
     finish_init(&init, found);
     return 1;
@@ -352,9 +358,10 @@ static PyObject *classes(const unsigned char *s, const Found *found) {
     return list;
 }
 
-int scan_find(const unsigned char *s, Py_ssize_t n, Found *found) {
+int scan_find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *digest) {
     memset(found, 0, sizeof(*found));
-    return find(s, n, found);
+    if (digest != NULL) code_digest_start(digest);
+    return find(s, n, found, digest);
 }
 
 PyObject *scan_result(const unsigned char *s, int status, Found *found) {
@@ -379,7 +386,7 @@ PyObject *scan(PyObject *module, PyObject *args) {
     Found found;
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = scan_find(s, source.len, &found);
+    status = scan_find(s, source.len, &found, NULL);
     Py_END_ALLOW_THREADS
     PyObject *result = scan_result(s, status, &found);
     PyBuffer_Release(&source);

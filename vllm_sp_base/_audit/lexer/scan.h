@@ -38,8 +38,9 @@ typedef struct {
 } Init;
 
 /* Lex the module into `found` (no Python object touched: it runs without the
- * GIL): 1, 0 where it does not lex, -1 out of memory. */
-int scan_find(const unsigned char *s, Py_ssize_t n, Found *found);
+ * GIL): 1, 0 where it does not lex, -1 out of memory. Given `digest`, the
+ * same pass folds code_digest's digest into it (see its `complete`). */
+int scan_find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *digest);
 /* scan()'s answer for what scan_find returned (with the GIL); frees `found`. */
 PyObject *scan_result(const unsigned char *s, int status, Found *found);
 

@@ -53,7 +53,8 @@ class Checked:
     problems: list[tuple[str, str]] = field(default_factory=list)
     parsed: set[str] = field(default_factory=set)
     keys: list[tuple[str, bytes]] = field(default_factory=list)  # files read: the run cache's dependencies
-    missing: list[str] = field(default_factory=list)  # modules looked for, not found: dependencies too
+    modules: dict[str, tuple[str, bool] | None] = field(default_factory=dict)  # how each module resolved
+    seen: list[tuple[str, tuple[int, int, int] | None]] = field(default_factory=list)  # stat of each file read
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
     only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
     unresolved: list[Unresolved] = field(default_factory=list)  # bases that resolve to no class
@@ -86,8 +87,8 @@ class CandidateChecker:
 
     def __call__(self, paths: list[str]) -> Checked:
         sources = self.sources
-        problems_before, keys_before, stored_before = (
-            len(sources.result.diagnostics), len(sources.keys), len(sources.stored))
+        problems_before, keys_before, stored_before, seen_before = (
+            len(sources.result.diagnostics), len(sources.keys), len(sources.stored), len(sources.seen))
         project = Project(self.roots, sources.summary, text=sources.read)
         rule = SkippedInitRead(
             project, self.audited_modules.__contains__,
@@ -129,7 +130,8 @@ class CandidateChecker:
         checked.problems = sources.result.diagnostics[problems_before:]
         checked.parsed = sources.parsed
         checked.keys = list(sources.keys.items())[keys_before:]
-        checked.missing = project.missing()
+        checked.modules = project.resolved()
+        checked.seen = list(sources.seen.items())[seen_before:]
         checked.entries = [(key, sources.memo[key]) for key in sources.stored[stored_before:]]
         if os.getpid() != self.home:  # a forked child, done: the bytes need not travel back
             for _, value in checked.entries:

@@ -60,6 +60,7 @@ class Project:
         self._text = text
         self._top_root: dict[str, str | None] = {}
         self._files: dict[str, tuple[str, bool] | None] = {}
+        self._looked_up: dict[str, tuple[str, bool] | None] = {}  # what the roots answered
         self._modules: dict[str, ModuleInfo | None] = {}
         self._mro: dict[ClassRef, list[MroEntry]] = {}
         self._bases: dict[ClassRef, list[MroEntry]] = {}
@@ -91,7 +92,7 @@ class Project:
                 result = (base + ".py", False)
             elif os.path.isdir(base):
                 result = ("", True)  # namespace package
-        self._files[module] = result
+        self._files[module] = self._looked_up[module] = result
         return result
 
     def in_stdlib(self, top: str) -> bool:
@@ -107,10 +108,12 @@ class Project:
         home = os.path.dirname(stdlib[0])
         return located[0].startswith(home + os.sep) and os.sep + "site-packages" + os.sep not in located[0]
 
-    def missing(self) -> list[str]:
-        """The modules looked for and not found: one that appears later can
-        change what a class resolves to."""
-        return [name for name, found in self._files.items() if found is None]
+    def resolved(self) -> dict[str, tuple[str, bool] | None]:
+        """Each module looked for and what ``module_file`` found (None: not
+        found): the whole of what the roots decided. A later run whose roots
+        answer each the same (none found now in an earlier root, none that
+        appeared) resolves as this one did."""
+        return dict(self._looked_up)
 
     def module(self, module: str) -> ModuleInfo | None:
         if module not in self._modules:
@@ -242,6 +245,10 @@ class Project:
                 found = ".".join(parts[:end])
                 if end == len(parts):
                     return f"{dotted} is a module, not a class"
+                root = self._root_of(parts[0])
+                beside = os.path.join(root, *parts[: end + 1]) + ".py" if root is not None else ""
+                if beside and os.path.exists(beside) and not os.path.isfile(beside):
+                    return f"{beside} is not a regular file (a FIFO, a device or a socket)"
                 return f"{found} has no class {'.'.join(parts[end:])} the source shows"
         return f"module {'.'.join(parts[:-1]) or parts[0]} not found"
 

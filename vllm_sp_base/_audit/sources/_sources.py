@@ -6,7 +6,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vllm_sp_base._audit.files._keys import MAX_FILE_BYTES, TooBig, content_key, read_file
+from vllm_sp_base._audit.files._keys import (
+    MAX_FILE_BYTES,
+    StatKey,
+    TooBig,
+    content_key,
+    read_with_stat,
+    stat_key,
+)
 from vllm_sp_base._audit.prescan._prescan import read_and_scan, scan, scanned
 from vllm_sp_base._audit.prescan._scans import FileScan
 from vllm_sp_base._audit.report._finding import AuditResult
@@ -35,6 +42,13 @@ class Sources:
         self.audited = audited
         self.texts: dict[str, bytes] = {}
         self.keys: dict[str, bytes] = {}
+        # What the run's record is keyed on: the stat of each file as it was
+        # read (None: there was nothing), and the code digests the pre-scan's
+        # pass folded on the way (``code_key``).
+        self.seen: dict[str, StatKey | None] = {}
+        self.digests: dict[str, bytes] = {}
+        self.changed: set[str] = set()  # files two reads of this run saw differ
+        self.unreadable: set[str] = set()  # files this run could not read (said once)
         self.memo: dict[bytes, Any] = {}
         self.reported: set[str] = set()
         self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
@@ -92,16 +106,30 @@ class Sources:
     def _load(self, path: str, lexing: bool) -> tuple[bytes | None, Any]:
         """``path``'s bytes, and with ``lexing`` what the compiled lexer found
         in them (read and lexed in one call: see ``read_and_scan``); None,
-        said once, where the file cannot be read."""
+        said once, where the file cannot be read (and for the rest of the run:
+        one run, one view of each file)."""
+        if path in self.unreadable:
+            return None, None  # tried before
         try:
-            data, found = _read_and_scan(path) if lexing else (read_file(path), None)
+            try:
+                data, found, digest, self.seen[path] = _read_and_scan(path) if lexing else _read(path)
+            except (OSError, TooBig):
+                # Tried again after a stat, so the stat the record keeps was
+                # taken before the read that failed: a file that appears or
+                # becomes readable after it differs from it (see ``_record``).
+                self.seen[path] = stat_key(path)
+                data, found, digest, self.seen[path] = _read_and_scan(path) if lexing else _read(path)
         except TooBig as big:
+            self.unreadable.add(path)
             self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
             return None, None
         except OSError as error:
+            self.unreadable.add(path)
             self.problem(path, f"cannot read: {error.strerror or error}")
             return None, None
         self.texts[path] = data
+        if digest is not None:
+            self.digests[path] = digest
         # Without a cache nothing outlives the run: the path is key enough, and
         # hashing vLLM's 50 MB would only slow a cold run down.
         self.keys[path] = content_key(data) if self.cache.enabled else path.encode() + b"\0"
@@ -166,10 +194,17 @@ class Sources:
         return cached
 
 
-def _read_and_scan(path: str) -> tuple[bytes, Any]:
-    """``read_file`` and the compiled lexer's scan of the bytes, in one call."""
+def _read(path: str) -> tuple[bytes, None, None, StatKey]:
+    data, seen = read_with_stat(path)
+    return data, None, None, seen
+
+
+def _read_and_scan(path: str) -> tuple[bytes, Any, bytes | None, StatKey]:
+    """``read_with_stat``, the compiled lexer's scan of the bytes and their
+    code digest (``code_key``), in one call and one lexing pass."""
     assert read_and_scan is not None
-    data, found = read_and_scan(path, MAX_FILE_BYTES)
-    if data is None:
-        raise TooBig(found)
-    return data, found
+    answer = read_and_scan(path, MAX_FILE_BYTES)
+    if answer[0] is None:
+        raise TooBig(answer[1])
+    data, found, digest, seen = answer
+    return data, found, digest, seen
