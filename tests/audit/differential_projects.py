@@ -91,8 +91,12 @@ class Project:
         """Class name -> the attributes its ``__init__`` sets."""
         return {c.name: {a for a, _ in c.sets} for c in self.classes}
 
-    def audited(self) -> list[str]:
-        return [c.name for c in self.classes if c.home != "lib"]
+    def built(self) -> set[int]:
+        """The classes the project builds (names in its ``NAMES``): all but
+        the bases of ``type()`` calls, which are only bases (as the audit
+        checks them: through their subclasses)."""
+        only_bases = {c.bases[0] for c in self.classes if c.type_call}
+        return {i for i in range(len(self.classes)) if i not in only_bases}
 
     def changed(self) -> Project:
         """The project after its change."""
@@ -135,11 +139,13 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
     ("edit", "shadow", "during") it also says what changes between runs."""
     on = features.__contains__
     root = draw(st.sampled_from(("plain", "torch")))
-    counts = {"lib": draw(st.integers(1 if change == "shadow" else 0, 2)),
-              "m0": draw(st.integers(1, 3)), "m1": draw(st.integers(0, 2))}
-    inits = CORE_INITS + (("named_base",) if on("named_base_init") else ()) + (
-        ("conditional", "return_first") if on("odd_chains") else ())
-    spellings = ["direct"] + (["static_helper", "super_helper"] if on("set_helpers") else []) + (
+    outside = 1 if change == "shadow" or on("outside_external_names") else 0
+    counts = {"lib": draw(st.integers(outside, 2)), "m0": draw(st.integers(1, 3)), "m1": draw(st.integers(0, 2))}
+    # A feature's spellings drawn as often as the core's together: a run of
+    # a few dozen projects meets each in the places where it matters.
+    inits = (None, *CORE_INITS, "skip", "none") + (("named_base",) * 4 if on("named_base_init") else ()) + (
+        ("conditional", "return_first") * 2 if on("odd_chains") else ())
+    spellings = ["direct"] + (["static_helper", "super_helper"] * 2 if on("set_helpers") else []) + (
         ["setattr_escape", "vars"] + (["register_buffer"] if root == "torch" else []) if on("odd_sets") else [])
     alias_spellings = CORE_SPELLINGS + (("annotated", "unpack", "walrus") if on("odd_aliases") else ())
     taken: set[str] = set()
@@ -153,30 +159,34 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
                 home != "lib" and on("named_like_external"))
             if hostile and draw(st.booleans()):
                 free = [n for n in EXTERNAL_NAMES if n not in taken and not (root == "plain" and n == "Module")]
+                free = free[:1] + free  # ``Module`` (under torch) the likeliest
                 if free:
                     name = draw(st.sampled_from(free))
             taken.add(name)
             # Bases: earlier classes this module can import (lib's only lib's).
             earlier = [j for j, c in enumerate(classes) if home != "lib" or c.home == "lib"]
             bases: tuple[int, ...] = ()
-            if earlier and draw(st.booleans()):
+            if earlier and draw(st.integers(0, 3)):
                 bases = tuple(draw(st.lists(st.sampled_from(earlier), min_size=1, max_size=2, unique=True)))
                 if c3({**{j: c.bases for j, c in enumerate(classes)}, i: bases}, i) is None:
                     bases = bases[:1]
             if on("type_call") and bases and home != "lib" and draw(st.booleans()):
                 classes.append(Cls(name, home, bases, None, type_call=True))
                 continue
-            init = draw(st.none() | st.sampled_from(inits))
+            init = draw(st.sampled_from(inits))
             if init == "named_base" and not bases:
                 init = "skip"
             sets: tuple[tuple[str, str], ...] = ()
             if init and init != "return_first":
-                attrs = draw(st.lists(st.sampled_from(ATTRS), unique=True, max_size=2))
+                attrs = draw(st.lists(st.sampled_from(ATTRS), unique=True, min_size=1, max_size=2))
                 usable = [s for s in spellings if s != "super_helper" or bases]
                 sets = tuple((a, draw(st.sampled_from(usable))) for a in attrs)
-            reads = tuple(draw(st.lists(st.sampled_from(ATTRS), unique=True, max_size=2)))
+            # Reads mostly of what the ancestors set: where a skip can matter.
+            inherited = sorted(_ancestor_sets(classes, bases)) or list(ATTRS)
+            reads = tuple(draw(st.lists(st.sampled_from(inherited), unique=True, max_size=2)))
             own = {a for a, _ in sets}
-            early = draw(st.none() | st.sampled_from([a for a in ATTRS if a not in own])) if init else None
+            early = draw(st.none() | st.sampled_from([a for a in inherited if a not in own])) if init and [
+                a for a in inherited if a not in own] else None
             slots = (on("slots") and not slotted and bool(sets) and all(s == "direct" for _, s in sets)
                      and draw(st.booleans()))
             slotted |= slots
@@ -192,10 +202,21 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
     if change is not None:
         where = [i for i, c in enumerate(classes) if not c.type_call and (c.home == "lib") == (change == "shadow")]
         index = draw(st.sampled_from(where))
-        new = draw(st.sampled_from([k for k in (None, *inits) if k != classes[index].init
+        new = draw(st.sampled_from([k for k in inits if k != classes[index].init
                                     and (k != "named_base" or classes[index].bases)]))
         found = Change(change, index, new)
     return Project(root, tuple(classes), found)
+
+
+def _ancestor_sets(classes: list[Cls], bases: tuple[int, ...]) -> set[str]:
+    seen, todo, attrs = set(), list(bases), set()
+    while todo:
+        j = todo.pop()
+        if j not in seen:
+            seen.add(j)
+            attrs.update(a for a, _ in classes[j].sets)
+            todo += classes[j].bases
+    return attrs
 
 
 def write(project: Project, directory: Path) -> None:
@@ -238,8 +259,7 @@ def module_source(project: Project, home: str) -> str | None:
     lines += ["", "FLAG = False", ""]
     for i in mine:
         lines += _class_lines(project, i, root) + [""]
-    names = tuple(project.classes[i].name for i in mine)
-    lines.append(f"NAMES = {names!r}")
+    lines.append(f"NAMES = {tuple(project.classes[i].name for i in mine if i in project.built())!r}")
     return "\n".join(lines) + "\n"
 
 

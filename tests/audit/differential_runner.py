@@ -44,6 +44,8 @@ SERVER = textwrap.dedent(
     except ImportError:
         pass
 
+    PROJECT = ("base0", "lib", "m0", "m1")
+
     class Stand:
         '''What a missing attribute reads as: anything done with it goes on.'''
         def __call__(self, *args, **kwargs):
@@ -82,7 +84,8 @@ SERVER = textwrap.dedent(
                 cls = getattr(module, name)
                 del ran[:]
                 state["phase"], state["reads"] = "__init__", []
-                entry = {"mro": [k.__name__ for k in cls.__mro__], "error": None}
+                mro = [k.__name__ if k.__module__ in PROJECT else "" for k in cls.__mro__]
+                entry = {"mro": mro, "error": None}
                 try:
                     built = cls()
                 except Exception as error:
@@ -160,9 +163,12 @@ def python_errors(project: Project, outcome: dict[str, Any]) -> frozenset[tuple[
     for name, seen in outcome.items():
         if seen["error"] is not None:
             return None
-        for _phase, attr, ran in seen["reads"]:
+        counted = {phase: set() for phase in ("__init__", "forward")}
+        for phase, attr, ran in seen["reads"]:
             if any(attr in sets.get(k, ()) and k not in ran for k in seen["mro"]):
-                errors.add((name, attr))
+                counted[phase].add(attr)
+        # A read that fails while the class is built ends the building: forward never runs.
+        errors.update((name, attr) for attr in counted["__init__"] or counted["forward"])
     return frozenset(errors)
 
 
