@@ -30,10 +30,11 @@ EXTERNAL_NAMES = ("Module", "Enum", "Generic")
 
 #: What each feature lets the generator draw. ``core`` is always on.
 FEATURES: dict[str, str] = {
-    "core": "single and multiple inheritance, diamonds; super(), super(C, self), skips, "
-            "helpers that chain; direct sets; forward and __init__ reads; plain aliases; "
-            "base classes outside the audited paths",
-    "named_base_init": "X.__init__(self) naming a base that is not the MRO's next class (#20 item 1)",
+    "core": "single inheritance over three modules and two search roots; super(), "
+            "super(C, self), skips, helpers that chain, B.__init__(self); direct sets; forward "
+            "and __init__ reads; plain aliases; base classes outside the audited paths",
+    "multiple_inheritance": "two bases, diamonds: a skip or X.__init__(self) whose MRO's next "
+                            "class is a sibling (#20 item 1)",
     "named_like_external": "audited classes named Module/Enum/Generic, skips through nn.Module (item 2)",
     "set_helpers": "attributes set through B._setup(self) and super()._setup() (item 3)",
     "nfkc": "def __init__(ｓelf), def __ｉnit__ (item 4)",
@@ -143,7 +144,7 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
     counts = {"lib": draw(st.integers(outside, 2)), "m0": draw(st.integers(1, 3)), "m1": draw(st.integers(0, 2))}
     # A feature's spellings drawn as often as the core's together: a run of
     # a few dozen projects meets each in the places where it matters.
-    inits = (None, *CORE_INITS, "skip", "none") + (("named_base",) * 4 if on("named_base_init") else ()) + (
+    inits = (None, *CORE_INITS, "skip", "none", "named_base") + (
         ("conditional", "return_first") * 2 if on("odd_chains") else ())
     spellings = ["direct"] + (["static_helper", "super_helper"] * 2 if on("set_helpers") else []) + (
         ["setattr_escape", "vars"] + (["register_buffer"] if root == "torch" else []) if on("odd_sets") else [])
@@ -167,7 +168,8 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
             earlier = [j for j, c in enumerate(classes) if home != "lib" or c.home == "lib"]
             bases: tuple[int, ...] = ()
             if earlier and draw(st.integers(0, 3)):
-                bases = tuple(draw(st.lists(st.sampled_from(earlier), min_size=1, max_size=2, unique=True)))
+                most = 2 if on("multiple_inheritance") else 1
+                bases = tuple(draw(st.lists(st.sampled_from(earlier), min_size=1, max_size=most, unique=True)))
                 if c3({**{j: c.bases for j, c in enumerate(classes)}, i: bases}, i) is None:
                     bases = bases[:1]
             if on("type_call") and bases and home != "lib" and draw(st.booleans()):

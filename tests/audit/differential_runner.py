@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .differential_projects import HOMES, Project, module_path, module_source, write
 from vllm_sp_base._audit._engine import AuditResult, audit
 from vllm_sp_base._audit.sources import _sources
 from vllm_sp_base._audit.sources._cache import Cache
+
+from .differential_projects import HOMES, Project, module_path, module_source, write
 
 SERVER = textwrap.dedent(
     r"""
