@@ -92,13 +92,6 @@ class Project:
         """Class name -> the attributes its ``__init__`` sets."""
         return {c.name: {a for a, _ in c.sets} for c in self.classes}
 
-    def built(self) -> set[int]:
-        """The classes the project builds (names in its ``NAMES``): all but
-        the bases of ``type()`` calls, which are only bases (as the audit
-        checks them: through their subclasses)."""
-        only_bases = {c.bases[0] for c in self.classes if c.type_call}
-        return {i for i in range(len(self.classes)) if i not in only_bases}
-
     def changed(self) -> Project:
         """The project after its change."""
         if self.change is None:
@@ -261,7 +254,8 @@ def module_source(project: Project, home: str) -> str | None:
     lines += ["", "FLAG = False", ""]
     for i in mine:
         lines += _class_lines(project, i, root) + [""]
-    lines.append(f"NAMES = {tuple(project.classes[i].name for i in mine if i in project.built())!r}")
+    # What Python builds; a quoted name also tells the audit the class is built.
+    lines.append(f"NAMES = {tuple(project.classes[i].name for i in mine)!r}")
     return "\n".join(lines) + "\n"
 
 
