@@ -51,7 +51,7 @@ def survey(strategy: st.SearchStrategy[Project], cases: int, oracle: PythonOracl
         outcome = _run(project, oracle)
         counts[0] += 1
         counts[1] += outcome.compared_with_python
-        seen.update(outcome.found)
+        seen.update(outcome.found.keys())
 
     each()
     return counts[0], counts[1], seen

@@ -161,8 +161,9 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
             earlier = [j for j, c in enumerate(classes) if home != "lib" or c.home == "lib"]
             bases: tuple[int, ...] = ()
             if earlier and draw(st.integers(0, 3)):
-                most = 2 if on("multiple_inheritance") else 1
-                bases = tuple(draw(st.lists(st.sampled_from(earlier), min_size=1, max_size=most, unique=True)))
+                two = on("multiple_inheritance") and len(earlier) > 1 and draw(st.integers(0, 2)) > 0
+                bases = tuple(draw(st.lists(st.sampled_from(earlier), min_size=1 + two, max_size=1 + two,
+                                            unique=True)))
                 if c3({**{j: c.bases for j, c in enumerate(classes)}, i: bases}, i) is None:
                     bases = bases[:1]
             if on("type_call") and bases and home != "lib" and draw(st.booleans()):
