@@ -162,11 +162,13 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
             # Bases: earlier classes this module can import (lib's only lib's).
             earlier = [j for j, c in enumerate(classes) if home != "lib" or c.home == "lib"]
             bases: tuple[int, ...] = ()
-            if earlier and draw(st.integers(0, 3)):
+            # Under multiple inheritance more roots: siblings for the diamonds.
+            if earlier and draw(st.integers(0, 1 if on("multiple_inheritance") else 3)):
                 two = on("multiple_inheritance") and len(earlier) > 1 and draw(st.integers(0, 2)) > 0
                 # The previous class first as often as not: chains, where skips matter.
                 first = earlier[-1] if draw(st.booleans()) else draw(st.sampled_from(earlier))
-                rest = [j for j in earlier if j != first]
+                above = _ancestors(classes, (first,))
+                rest = [j for j in earlier if j not in above] or [j for j in earlier if j != first]
                 bases = (first, draw(st.sampled_from(rest))) if two and rest else (first,)
                 if c3({**{j: c.bases for j, c in enumerate(classes)}, i: bases}, i) is None:
                     bases = bases[:1]
@@ -213,15 +215,19 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
     return Project(root, tuple(classes), found)
 
 
-def _ancestor_sets(classes: list[Cls], bases: tuple[int, ...]) -> set[str]:
-    seen, todo, attrs = set(), list(bases), set()
+def _ancestors(classes: list[Cls], bases: tuple[int, ...]) -> set[int]:
+    """``bases`` and every class above them."""
+    seen, todo = set(), list(bases)
     while todo:
         j = todo.pop()
         if j not in seen:
             seen.add(j)
-            attrs.update(a for a, _ in classes[j].sets)
             todo += classes[j].bases
-    return attrs
+    return seen
+
+
+def _ancestor_sets(classes: list[Cls], bases: tuple[int, ...]) -> set[str]:
+    return {a for j in _ancestors(classes, bases) for a, _ in classes[j].sets}
 
 
 def write(project: Project, directory: Path) -> None:
