@@ -147,23 +147,33 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
     taken: set[str] = set()
     classes: list[Cls] = []
     slotted = False
+    # Half the projects start from a seed: a parent that sets and reads an
+    # attribute, and a subclass that skips its __init__ (#20's base case),
+    # which the feature's spellings then reach as often as any class.
+    seed = counts["lib"] if draw(st.booleans()) else -1
+    if seed >= 0 and (on("outside_external_names") or change == "shadow"):
+        seed = 0
     for home in HOMES:
         for _ in range(counts[home]):
             i = len(classes)
             name = f"C{i}"
+            role = "parent" if i == seed else "child" if seed >= 0 and i == seed + 1 and home != "lib" else ""
             hostile = (home == "lib" and on("outside_external_names")) or (
                 home != "lib" and on("named_like_external"))
             if hostile and draw(st.integers(0, 3)):
                 free = [n for n in EXTERNAL_NAMES if n not in taken and not (root == "plain" and n == "Module")]
-                free = free[:1] * 2 + free  # ``Module`` (under torch) the likeliest
+                # ``Module`` (under torch) the likeliest, and the seed's parent's name.
+                free = free[:1] if role == "parent" else free[:1] * 2 + free
                 if free:
                     name = draw(st.sampled_from(free))
             taken.add(name)
             # Bases: earlier classes this module can import (lib's only lib's).
             earlier = [j for j, c in enumerate(classes) if home != "lib" or c.home == "lib"]
             bases: tuple[int, ...] = ()
+            if role == "child":
+                bases = (seed,)
             # Under multiple inheritance more roots: siblings for the diamonds.
-            if earlier and draw(st.integers(0, 1 if on("multiple_inheritance") else 3)):
+            elif role != "parent" and earlier and draw(st.integers(0, 1 if on("multiple_inheritance") else 3)):
                 two = on("multiple_inheritance") and len(earlier) > 1 and draw(st.integers(0, 2)) > 0
                 # The previous class first as often as not: chains, where skips matter.
                 first = earlier[-1] if draw(st.booleans()) else draw(st.sampled_from(earlier))
@@ -172,10 +182,13 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
                 bases = (first, draw(st.sampled_from(rest))) if two and rest else (first,)
                 if c3({**{j: c.bases for j, c in enumerate(classes)}, i: bases}, i) is None:
                     bases = bases[:1]
-            if on("type_call") and bases and home != "lib" and draw(st.booleans()):
+            if on("type_call") and bases and home != "lib" and not role and draw(st.booleans()):
                 classes.append(Cls(name, home, bases, None, type_call=True))
                 continue
-            init = draw(st.sampled_from(inits))
+            init = draw(st.sampled_from({
+                "parent": ("super", "super_explicit", "helper"),
+                "child": ("skip", "none") + (("conditional", "return_first") if on("odd_chains") else ()),
+            }.get(role, inits)))
             if init == "named_base" and not bases:
                 init = "skip"
             sets: tuple[tuple[str, str], ...] = ()
@@ -191,7 +204,8 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
             own = {a for a, _ in sets}
             from_above = _ancestor_sets(classes, bases)
             inherited = sorted(from_above - own) or sorted(from_above) or sorted(own) or list(ATTRS)
-            reads = tuple(draw(st.lists(st.sampled_from(inherited), unique=True, max_size=2)))
+            reads = tuple(draw(st.lists(st.sampled_from(inherited), unique=True, max_size=2,
+                                        min_size=1 if role == "parent" else 0)))
             early = draw(st.none() | st.sampled_from([a for a in inherited if a not in own])) if init and [
                 a for a in inherited if a not in own] else None
             slots = (on("slots") and not slotted and bool(sets) and all(s == "direct" for _, s in sets)
