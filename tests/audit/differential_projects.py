@@ -157,7 +157,7 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
         for _ in range(counts[home]):
             i = len(classes)
             name = f"C{i}"
-            role = "parent" if i == seed else "child" if seed >= 0 and i == seed + 1 and home != "lib" else ""
+            role = _role(i - seed if seed >= 0 else -1, home, on("multiple_inheritance"))
             hostile = (home == "lib" and on("outside_external_names")) or (
                 home != "lib" and on("named_like_external"))
             if hostile and draw(st.integers(0, 3)):
@@ -170,10 +170,10 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
             # Bases: earlier classes this module can import (lib's only lib's).
             earlier = [j for j, c in enumerate(classes) if home != "lib" or c.home == "lib"]
             bases: tuple[int, ...] = ()
-            if role == "child":
-                bases = (seed,)
+            if role == "child":  # under multiple inheritance: class D(Skipper, Parent)
+                bases = (seed, seed + 1) if on("multiple_inheritance") else (seed,)
             # Under multiple inheritance more roots: siblings for the diamonds.
-            elif role != "parent" and earlier and draw(st.integers(0, 1 if on("multiple_inheritance") else 3)):
+            elif not role and earlier and draw(st.integers(0, 1 if on("multiple_inheritance") else 3)):
                 two = on("multiple_inheritance") and len(earlier) > 1 and draw(st.integers(0, 2)) > 0
                 # The previous class first as often as not: chains, where skips matter.
                 first = earlier[-1] if draw(st.booleans()) else draw(st.sampled_from(earlier))
@@ -187,7 +187,9 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
                 continue
             init = draw(st.sampled_from({
                 "parent": ("super", "super_explicit", "helper"),
-                "child": ("skip", "none") + (("conditional", "return_first") if on("odd_chains") else ()),
+                "skipper": ("skip",),
+                "child": (None, "super") if on("multiple_inheritance") else
+                ("skip", "none") + (("conditional", "return_first") if on("odd_chains") else ()),
             }.get(role, inits)))
             if init == "named_base" and not bases:
                 init = "skip"
@@ -227,6 +229,17 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
                                     and (k != "named_base" or classes[index].bases)]))
         found = Change(change, index, new)
     return Project(root, tuple(classes), found)
+
+
+def _role(offset: int, home: str, multiple: bool) -> str:
+    """A class's part in the seed (``offset``: its place after the seed's
+    first class, -1 for none): "parent", "child"; under multiple inheritance
+    a "skipper" first, the child's first base, whose ``Root.__init__(self)``
+    skips its MRO's next class, the parent."""
+    roles = ("skipper", "parent", "child") if multiple else ("parent", "child")
+    if not 0 <= offset < len(roles) or (roles[offset] == "child" and home == "lib"):
+        return ""
+    return roles[offset]
 
 
 def _ancestors(classes: list[Cls], bases: tuple[int, ...]) -> set[int]:
