@@ -10,7 +10,7 @@ one test. Those that fail on the code this file was written against are
 reproducer the fuzzer found as an ``@example`` (so it fails every run, not
 by chance): when the item is fixed the test passes, strict xfail fails it,
 and the mark goes. ``DIFFERENTIAL_EXAMPLES`` sets the random projects per
-test (default 6: the file runs in ~1 min on 2 slow cores);
+test (default 6: about 20 s of CPU for the whole file);
 ``bench/differential_fuzz.py`` is the long run.
 """
 
