@@ -1,0 +1,255 @@
+"""The differential fuzzer (#20's proof), light: generated projects
+(``differential_projects``) audited in the default mode, with
+``--parse-all``, from a cold and a warm cache (files changed between and
+during runs), and built by Python in a subprocess (``differential_runner``):
+all must agree.
+
+Each group of hostile spellings is its own test, so that each #20 item is
+one test. Those that fail on the code this file was written against are
+``xfail(strict=True)`` with the item's number, each with the smallest
+reproducer the fuzzer found as an ``@example`` (so it fails every run, not
+by chance): when the item is fixed the test passes, strict xfail fails it,
+and the mark goes. ``DIFFERENTIAL_EXAMPLES`` sets the random projects per
+test (default 6: about 20 s of CPU for the whole file);
+``bench/differential_fuzz.py`` is the long run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+
+from .differential_projects import Change, Cls, Project, projects
+from .differential_runner import KINDS, PythonOracle, differences
+
+EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES", "6"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+MODES = frozenset({"default-vs-parse-all"})
+WITH_PYTHON = frozenset({"miss", "false-error"})
+CACHE = frozenset({"warm-vs-cold"})
+
+
+@pytest.fixture(scope="module")
+def oracle() -> Iterator[PythonOracle]:
+    server = PythonOracle()
+    yield server
+    server.close()
+
+
+def _agree(project: Project, directory: Path, oracle: PythonOracle, kinds: frozenset[str]) -> None:
+    found = differences(project, directory, oracle, kinds).found
+    wrong = {kind: detail for kind, detail in found.items() if kind in kinds or kind not in KINDS}
+    assert not wrong, f"{project!r}: {wrong}"
+
+
+def _directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("project")
+
+
+# -- what agrees today: must stay so -----------------------------------------------
+
+
+@SETTINGS
+@given(project=projects())
+def test_single_inheritance_agrees_in_every_mode_and_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON | CACHE)
+
+
+@SETTINGS
+@given(project=projects(change="edit"))
+def test_a_file_edited_between_runs_is_seen_by_the_warm_run(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, frozenset({"edit-between-runs"}))
+
+
+@SETTINGS
+@given(project=projects(frozenset({"property"})))
+def test_a_read_through_a_property_agrees(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+# -- #20 items 1-7: the default mode disagrees with --parse-all ----------------------
+
+_P, _C = Project, Cls
+_PARENT_SETS_A = _C("C0", "m0", (), "super", (("a", "direct"),), ("a",))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 1")
+@SETTINGS
+@given(project=projects(frozenset({"multiple_inheritance"})))
+# class C2(C0, C1): C0's nn.Module.__init__(self) skips its MRO's next class, C1, which sets c.
+@example(project=_P("torch", (_C("C0", "m0", (), "skip", (("a", "direct"),)),
+                              _C("C1", "m0", (), "super", (("c", "direct"),), ("c",)),
+                              _C("C2", "m0", (0, 1), None))))
+def test_multiple_inheritance_default_equals_parse_all(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 2")
+@SETTINGS
+@given(project=projects(frozenset({"named_like_external"})))
+# class Module(nn.Module) sets a; class C1(Module) calls nn.Module.__init__(self).
+@example(project=_P("torch", (_C("Module", "m0", (), "super", (("a", "direct"),), ("a",)),
+                              _C("C1", "m0", (0,), "skip"))))
+def test_classes_named_like_external_ones_default_equals_parse_all(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 3")
+@SETTINGS
+@given(project=projects(frozenset({"set_helpers"})))
+# C0.__init__ sets a through C0._setup_a(self); C1 skips it.
+@example(project=_P("torch", (_C("C0", "m0", (), "super", (("a", "static_helper"),), ("a",)),
+                              _C("C1", "m0", (0,), "skip"))))
+def test_sets_through_helpers_default_equals_parse_all(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 4")
+@SETTINGS
+@given(project=projects(frozenset({"nfkc"})))
+# def __ｉnit__(self) in the parent; def __init__(ｓelf) likewise.
+@example(project=_P("torch", (_C("C0", "m0", (), "super", (("a", "direct"),), ("a",), nfkc="init"),
+                              _C("C1", "m0", (0,), "skip"))))
+@example(project=_P("torch", (_C("C0", "m0", (), "super", (("a", "direct"),), ("a",), nfkc="self"),
+                              _C("C1", "m0", (0,), "skip"))))
+def test_nfkc_identifiers_default_equals_parse_all(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 5")
+@SETTINGS
+@given(project=projects(frozenset({"odd_sets"})))
+# self.register_buffer("a", None) where nn.Module.__init__ was skipped: --parse-all
+# warns of torch's own _non_persistent_buffers_set, the default mode says nothing.
+@example(project=_P("torch", (_C("C0", "m0", (), "none", (("a", "register_buffer"),)),)))
+def test_odd_set_spellings_default_equals_parse_all(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 6")
+@SETTINGS
+@given(project=projects(frozenset({"type_call"})))
+# C2 = type("C2", (C1,), {}), C1 skipping C0: Python raises for C2, no mode reports it.
+@example(project=_P("torch", (_PARENT_SETS_A, _C("C1", "m0", (0,), "skip"),
+                              _C("C2", "m0", (1,), None, type_call=True))))
+def test_classes_made_by_type_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 7")
+@SETTINGS
+@given(project=projects(frozenset({"outside_external_names"})))
+# late/lib.py: class Module(nn.Module) sets a; src/m0.py: class C1(Module) skips it.
+@example(project=_P("torch", (_C("Module", "lib", (), "super", (("a", "direct"),), ("a",)),
+                              _C("C1", "m0", (0,), "skip"))))
+def test_outside_classes_named_like_harmless_ones_default_equals_parse_all(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES)
+
+
+# -- #20 items 8, 9: the warm cache disagrees with --no-cache -----------------------
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 8")
+@SETTINGS
+@given(project=projects(change="during"))
+# C1's super().__init__() becomes a skip right after the cold run read m0.py.
+@example(project=_P("torch", (_PARENT_SETS_A, _C("C1", "m0", (0,), "super")), Change("during", 1, "skip")))
+def test_a_file_edited_during_a_run_is_seen_by_the_next(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, frozenset({"edit-during-run"}))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 9")
+@SETTINGS
+@given(project=projects(change="shadow"))
+# early/lib.py appears, a C0 without __init__, shadowing late/lib.py's.
+@example(project=_P("torch", (_C("C0", "lib", (), "super", (("a", "direct"),), ("a",)),
+                              _C("C1", "m0", (0,), "skip")), Change("shadow", 0, None)))
+def test_a_module_shadowing_a_later_root_is_seen_by_the_next_run(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, frozenset({"shadow-between-runs"}))
+
+
+# -- #20's misses: both modes agree, Python does not --------------------------------
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 misses: a skip of a sibling under multiple inheritance")
+@SETTINGS
+@given(project=projects(frozenset({"multiple_inheritance"})))
+# class C2(C1, C0) calls C1.__init__(self); C1 has none of its own: nn.Module's runs,
+# which chains to nothing, so C0's, which sets b, never runs.
+@example(project=_P("torch", (_C("C0", "m0", (), "super", (("b", "direct"),)), _C("C1", "m0", (), None),
+                              _C("C2", "m0", (1, 0), "named_base", (), ("b",)))))
+def test_multiple_inheritance_agrees_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, WITH_PYTHON)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 misses: an unset __slots__ slot")
+@SETTINGS
+@given(project=projects(frozenset({"slots"})))
+@example(project=_P("torch", (_C("C0", "m0", (), "super", (("a", "direct"),), ("a",), slots=True),
+                              _C("C1", "m0", (0,), "skip"))))
+def test_slots_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 misses: classes under with / for / if / in a function")
+@SETTINGS
+@given(project=projects(frozenset({"placement"})))
+@example(project=_P("torch", (_PARENT_SETS_A, _C("C1", "m0", (0,), "skip", placement="with"))))
+def test_classes_in_blocks_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 misses: conditional chaining, return before chaining")
+@SETTINGS
+@given(project=projects(frozenset({"odd_chains"})))
+@example(project=_P("torch", (_PARENT_SETS_A, _C("C1", "m0", (0,), "conditional"))))
+def test_odd_chains_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 misses: annotated, tuple-unpacked, walrus aliases")
+@SETTINGS
+@given(project=projects(frozenset({"odd_aliases"})))
+@example(project=_P("torch", (_PARENT_SETS_A, _C("C1", "m0", (0,), "skip"),
+                              _C("C2", "m0", (1,), None, spelling="annotated"))))
+def test_odd_aliases_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
