@@ -203,7 +203,7 @@ def run_audit(directory: Path, *, parse_all: bool = False, cache_dir: Path | Non
 def changing_while_read(target: Path, text: str) -> Iterator[None]:
     """While it lasts, the first time the audit reads ``target`` the file is
     rewritten with ``text`` right after the read (an editor saving mid-run)."""
-    real_read, real_scan = _sources.read_file, _sources._read_and_scan
+    real_read, real_scan = _sources._read, _sources._read_and_scan
     done: list[bool] = []
 
     def after(path: str) -> None:
@@ -211,21 +211,21 @@ def changing_while_read(target: Path, text: str) -> Iterator[None]:
             done.append(True)
             target.write_text(text, encoding="utf-8")
 
-    def read_file(path: str) -> bytes:
-        data = real_read(path)
+    def read(path: str) -> Any:
+        found = real_read(path)
         after(path)
-        return data
+        return found
 
     def read_and_scan(path: str) -> Any:
         found = real_scan(path)
         after(path)
         return found
 
-    _sources.read_file, _sources._read_and_scan = read_file, read_and_scan  # type: ignore[assignment]
+    _sources._read, _sources._read_and_scan = read, read_and_scan  # type: ignore[assignment]
     try:
         yield
     finally:
-        _sources.read_file, _sources._read_and_scan = real_read, real_scan  # type: ignore[assignment]
+        _sources._read, _sources._read_and_scan = real_read, real_scan  # type: ignore[assignment]
 
 
 @dataclass

@@ -84,7 +84,6 @@ _P, _C = Project, Cls
 _PARENT_SETS_A = _C("C0", "m0", (), "super", (("a", "direct"),), ("a",))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 1")
 @SETTINGS
 @given(project=projects(frozenset({"multiple_inheritance"})))
 # class C2(C0, C1): C0's nn.Module.__init__(self) skips its MRO's next class, C1, which sets c.
@@ -97,7 +96,6 @@ def test_multiple_inheritance_default_equals_parse_all(
     _agree(project, _directory(tmp_path_factory), oracle, MODES)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 2")
 @SETTINGS
 @given(project=projects(frozenset({"named_like_external"})))
 # class Module(nn.Module) sets a; class C1(Module) calls nn.Module.__init__(self).
@@ -109,7 +107,6 @@ def test_classes_named_like_external_ones_default_equals_parse_all(
     _agree(project, _directory(tmp_path_factory), oracle, MODES)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 3")
 @SETTINGS
 @given(project=projects(frozenset({"set_helpers"})))
 # C0.__init__ sets a through C0._setup_a(self); C1 skips it.
@@ -121,7 +118,6 @@ def test_sets_through_helpers_default_equals_parse_all(
     _agree(project, _directory(tmp_path_factory), oracle, MODES)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 4")
 @SETTINGS
 @given(project=projects(frozenset({"nfkc"})))
 # def __ｉnit__(self) in the parent; def __init__(ｓelf) likewise.
@@ -159,7 +155,6 @@ def test_classes_made_by_type_agree_with_python(
     _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 7")
 @SETTINGS
 @given(project=projects(frozenset({"outside_external_names"})))
 # late/lib.py: class Module(nn.Module) sets a; src/m0.py: class C1(Module) skips it.
@@ -174,7 +169,6 @@ def test_outside_classes_named_like_harmless_ones_default_equals_parse_all(
 # -- #20 items 8, 9: the warm cache disagrees with --no-cache -----------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 8")
 @SETTINGS
 @given(project=projects(change="during"))
 # C1's super().__init__() becomes a skip right after the cold run read m0.py.
@@ -185,7 +179,6 @@ def test_a_file_edited_during_a_run_is_seen_by_the_next(
     _agree(project, _directory(tmp_path_factory), oracle, frozenset({"edit-during-run"}))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 9")
 @SETTINGS
 @given(project=projects(change="shadow"))
 # early/lib.py appears, a C0 without __init__, shadowing late/lib.py's.
