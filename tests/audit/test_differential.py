@@ -131,11 +131,10 @@ def test_nfkc_identifiers_default_equals_parse_all(
     _agree(project, _directory(tmp_path_factory), oracle, MODES)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="#20 item 5")
 @SETTINGS
 @given(project=projects(frozenset({"odd_sets"})))
 # self.register_buffer("a", None) where nn.Module.__init__ was skipped: --parse-all
-# warns of torch's own _non_persistent_buffers_set, the default mode says nothing.
+# warns of torch's own _non_persistent_buffers_set, and so does the default mode now.
 @example(project=_P("torch", (_C("C0", "m0", (), "none", (("a", "register_buffer"),)),)))
 def test_odd_set_spellings_default_equals_parse_all(
     project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory

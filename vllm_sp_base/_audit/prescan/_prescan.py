@@ -74,6 +74,10 @@ HARMLESS_EXTERNAL_BASES = frozenset(
     }
 )
 
+#: torch's ``nn.Module``: its ``__init__`` sets what its own methods read
+#: (``register_buffer`` reads ``_buffers``), so a class that skips it is checked.
+TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.Module", "torch.nn.modules.module.Module"})
+
 #: Those bases by where they are defined: the pre-scan takes a base for one of
 #: them only where the file's imports say it is that class (a project's own
 #: ``Module``, or one imported from elsewhere, may set anything).
@@ -84,14 +88,15 @@ HARMLESS_QUALIFIED = frozenset(
     | {f"{module}.{name}" for module in ("typing", "typing_extensions")
        for name in ("Generic", "Protocol", "NamedTuple", "TypedDict")}
     | {f"enum.{name}" for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")}
-    | {"abc.ABC", "torch.nn.Module", "torch.nn.modules.Module", "torch.nn.modules.module.Module"}
+    | {"abc.ABC"} | TORCH_MODULE
 )
 _BUILTIN_NAMES = frozenset(q.split(".", 1)[1] for q in HARMLESS_QUALIFIED if q.startswith("builtins."))
 
 
-def _harmless_bases(file_scan: FileScan) -> dict[str, bool]:
-    """For each base written in the file, whether its imports make it one of
-    ``HARMLESS_QUALIFIED`` (every binding of its first name does)."""
+def _known_bases(file_scan: FileScan) -> dict[str, frozenset[str]]:
+    """For each base written in the file, the classes its imports make it
+    (``torch.nn.Module`` for ``nn.Module`` after ``import torch.nn as nn``;
+    every binding of its first name; empty where they do not say)."""
     bound: dict[str, set[str]] = defaultdict(set)
     for local, module in file_scan.imported:
         bound[local].add(f"{module}.{{}}")  # the imported name is filled in below
@@ -100,18 +105,18 @@ def _harmless_bases(file_scan: FileScan) -> dict[str, bool]:
             bound[alias] = {q.replace("{}", original) for q in bound[alias]}
     for local, module in file_scan.modules:
         bound[local].add(module)
-    verdicts: dict[str, bool] = {}
+    known: dict[str, frozenset[str]] = {}
     for cls in file_scan.classes:
         for written in cls.written:
-            if written in verdicts:
+            if written in known:
                 continue
             head, dot, rest = written.partition(".")
             if head not in bound:
-                verdicts[written] = not dot and head in _BUILTIN_NAMES
+                builtin = not dot and head in _BUILTIN_NAMES
+                known[written] = frozenset({f"builtins.{head}"} if builtin else ())
                 continue
-            qualified = {q.replace("{}", head) + dot + rest for q in bound[head]}
-            verdicts[written] = bool(qualified) and qualified <= HARMLESS_QUALIFIED
-    return verdicts
+            known[written] = frozenset(q.replace("{}", head) + dot + rest for q in bound[head])
+    return known
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,7 @@ class _Class:
 
     scan: ClassScan
     harmless: tuple[bool, ...]
+    torch_module: bool  # a base is torch's Module itself
 
     def bases(self) -> list[tuple[str, bool, bool]]:
         """(last name, harmless, may be a class from outside the tree) of each base."""
@@ -157,9 +163,11 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
                 installed_names.add(local)
         for alias, original in file_scan.aliases:
             aliases[original].add(alias)
-        verdicts = _harmless_bases(file_scan) if file_scan.classes else {}
+        known = _known_bases(file_scan) if file_scan.classes else {}
         for scan in file_scan.classes:
-            cls = _Class(scan, tuple(verdicts[w] for w in scan.written))
+            what = [known[w] for w in scan.written]
+            cls = _Class(scan, tuple(bool(q) and q <= HARMLESS_QUALIFIED for q in what),
+                         any(q and q <= TORCH_MODULE for q in what))
             by_name[scan.name].append(cls)
             all_classes.append(cls)
             for base in scan.bases:
@@ -256,7 +264,8 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
     tainted: set[str] = set()
     for cls in all_classes:
         scan, bases = cls.scan, cls.bases()
-        if scan.has_init and not scan.init_chains and any(base_may_set(*base) for base in bases):
+        skips = scan.has_init and not scan.init_chains
+        if skips and (cls.torch_module or any(base_may_set(*base) for base in bases)):
             tainted.add(scan.name)
         for i, (base, harmless, written_outside) in enumerate(bases[:-1]):
             ends_chain = base in non_chaining or outside(base, harmless, written_outside)
