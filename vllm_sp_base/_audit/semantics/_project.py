@@ -194,7 +194,11 @@ class Project:
         return star
 
     def resolve(self, module: str, dotted_name: str, depth: int = 0) -> Target | None:
-        """What ``dotted_name``, written in ``module``, refers to."""
+        """What ``dotted_name``, written in ``module``, refers to (or a class's
+        key there: ``make.<locals>.Base``, a base a function's class names)."""
+        if "<" in dotted_name:
+            info = self.module(module)
+            return ClassRef(module, dotted_name) if info is not None and dotted_name in info.classes else None
         first, *rest = dotted_name.split(".")
         return self._attributes(self.lookup(module, first, depth), rest, depth)
 
@@ -244,6 +248,16 @@ class Project:
                     return f"{dotted} is a module, not a class"
                 return f"{found} has no class {'.'.join(parts[end:])} the source shows"
         return f"module {'.'.join(parts[:-1]) or parts[0]} not found"
+
+    def class_ref(self, qualified: str) -> ClassRef | None:
+        """The class ``str(ClassRef)`` spelled (its key may hold dots:
+        ``m.make.<locals>.Child``): the longest module that has it."""
+        parts = qualified.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            ref = ClassRef(".".join(parts[:end]), ".".join(parts[end:]))
+            if self.class_info(ref) is not None:
+                return ref
+        return None
 
     def class_info(self, ref: ClassRef) -> ClassInfo | None:
         info = self.module(ref.module)
