@@ -217,12 +217,15 @@ class Project:
             found = self.lookup(found.name, part, depth + 1)
         return found
 
-    def origin(self, module: str, dotted_name: str) -> str | None:
+    def origin(self, module: str, dotted_name: str, local: dict[str, Import] | None = None) -> str | None:
         """The absolute dotted name ``dotted_name``, written in ``module``,
-        names through the module's imports; None where no import binds it."""
+        names through the module's imports (or ``local``: a function's own);
+        None where no import binds it."""
         first, *rest = dotted_name.split(".")
         info = self.module(module)
-        imp = None if info is None else info.imports.get(first) or info.fallback_imports.get(first)
+        imp = (local or {}).get(first)
+        if imp is None and info is not None:
+            imp = info.imports.get(first) or info.fallback_imports.get(first)
         if info is None or imp is None:
             return None
         source = self.absolute(module, info.is_package, imp)
@@ -231,11 +234,11 @@ class Project:
         target = f"{source}.{imp.name}" if imp.name is not None else source
         return ".".join([target, *rest])
 
-    def why_unresolved(self, module: str, dotted_name: str) -> str:
+    def why_unresolved(self, module: str, dotted_name: str, local: dict[str, Import] | None = None) -> str:
         """Why ``dotted_name``, written in ``module``, resolves to no class the
         source shows: the module it comes from is not found (a package not
         installed where the audit runs), or that module does not define it."""
-        dotted = self.origin(module, dotted_name)
+        dotted = self.origin(module, dotted_name, local)
         if dotted is None:
             return "bound where the audit does not follow (an import under try or if, an assignment)"
         if not dotted.strip(".") or dotted.startswith("."):
@@ -277,7 +280,11 @@ class Project:
                 continue
             if base in ("object", "builtins.object"):
                 continue
-            target = self.resolve(ref.module, base)
+            imported = cls.local_imports.get(base.split(".", 1)[0])  # in the class's function
+            if imported is not None:
+                target = self.resolve_imported(ref.module, imported, base)
+            else:
+                target = self.resolve(ref.module, base)
             out.append(target if isinstance(target, ClassRef) else Opaque(base))
         self._bases[ref] = out
         return out

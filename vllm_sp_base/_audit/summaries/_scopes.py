@@ -9,8 +9,9 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
+from vllm_sp_base._audit.summaries._events import Import
 from vllm_sp_base._audit.summaries._summaries import ClassInfo, ModuleInfo
-from vllm_sp_base._audit.summaries._syntax import dotted
+from vllm_sp_base._audit.summaries._syntax import dotted, import_bindings
 
 #: A ``class`` statement in a cut function body (a byte search: a docstring
 #: that starts a line with ``class`` costs one needless parse, nothing more).
@@ -106,13 +107,16 @@ def bind_local_classes(
     prefix: str,
     scope: dict[str, str],
     make_class: Callable[[ast.ClassDef], ClassInfo],
+    imports: dict[str, Import] | None = None,
 ) -> None:
     """The classes a function defines (``prefix`` is ``f.<locals>.``), in
     order, each under its qualified name as key. A base named by a class
     defined before it in the function (or an enclosing one) is that class;
     any other name is the module's. ``scope`` (local name -> key) is shared
     by the function's classes: a method resolves ``Base.__init__(self)`` in
-    it when it runs, after the function bound all of them."""
+    it when it runs, after the function bound all of them; ``imports``, what
+    the function imports, likewise."""
+    imports = {} if imports is None else imports
     for stmt in statements:
         if isinstance(stmt, ast.ClassDef):
             key = prefix + stmt.name
@@ -122,11 +126,13 @@ def bind_local_classes(
             cls.name = key
             cls.bases = [scope.get(base, base) if base else base for base in cls.bases]
             cls.local_names = scope
+            cls.local_imports = imports
             info.classes[key] = cls
             scope[stmt.name] = key
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope.pop(stmt.name, None)
-            bind_local_classes(info, stmt.body, f"{prefix}{stmt.name}.<locals>.", dict(scope), make_class)
+            bind_local_classes(
+                info, stmt.body, f"{prefix}{stmt.name}.<locals>.", dict(scope), make_class, dict(imports))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             for target, value in assigned_aliases(stmt):
                 if value in scope:
@@ -134,8 +140,10 @@ def bind_local_classes(
                 else:
                     scope.pop(target, None)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for alias in stmt.names:
-                scope.pop((alias.asname or alias.name).split(".")[0], None)
+            for name, imp in import_bindings(stmt):
+                scope.pop(name, None)
+                if name != "*":
+                    imports[name] = imp
         else:
             for block in _blocks(stmt):
                 bind_local_classes(info, block, prefix, scope, make_class)

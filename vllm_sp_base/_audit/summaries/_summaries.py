@@ -153,6 +153,7 @@ class ClassInfo:
     # A class defined in a function: the function's names for its classes
     # (``Base`` -> ``make.<locals>.Base``), where ``Base.__init__(self)`` resolves.
     local_names: dict[str, str] = field(default_factory=dict)
+    local_imports: dict[str, Import] = field(default_factory=dict)  # what its function imports
 
     def suppresses(self, code: str, attribute: str) -> bool:
         noqa = self.noqa
