@@ -5,13 +5,17 @@ but the ones the module only ever names as a base (``only_a_base``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit.rule._examples import Example
 from vllm_sp_base._audit.rule._rule import SkippedInitRead
 from vllm_sp_base._audit.semantics._built import only_a_base
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
-from vllm_sp_base._audit.summaries._summaries import ModuleInfo
+from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo, python_name, shadowed
 from vllm_sp_base._audit.summaries._summarize import summarize
 
 
@@ -28,7 +32,7 @@ def _check(example: Example) -> set[tuple[str, str, str]]:
     return {
         (f.class_name.rsplit(".", 1)[-1], f.attribute, f.severity)
         for name in info.classes
-        if not only_a_base(name, texts)
+        if not shadowed(name) and not only_a_base(python_name(name), texts)
         for f in rule.check(ClassRef("example", name))
     }
 
@@ -42,3 +46,29 @@ def test_valid(example: Example) -> None:
 def test_invalid(example: Example) -> None:
     assert example.expect
     assert _check(example) == set(example.expect)
+
+
+#: Examples ``--parse-all`` finds and the default mode misses: its pre-scan
+#: does not pick the class (issue #20; the pre-scan's to fix). Strict: once
+#: the default mode finds one, its test fails until its name leaves this set.
+DEFAULT_MODE_MISSES = frozenset({"conditional-expression-skip"})
+
+_ALL = [*SkippedInitRead.VALID, *SkippedInitRead.INVALID]
+
+
+@pytest.mark.parametrize("parse_all", [False, True], ids=["default", "parse-all"])
+@pytest.mark.parametrize(
+    "example", _ALL,
+    ids=[e.name or f"{'valid' if e in SkippedInitRead.VALID else 'invalid'}-{i}" for i, e in enumerate(_ALL)],
+)
+def test_each_example_is_audited_alike_in_both_modes(
+    tmp_path: Path, example: Example, parse_all: bool, request: pytest.FixtureRequest
+) -> None:
+    # The whole audit, as a user runs it, on the example as a file: torch
+    # resolves from this environment, the default mode goes through the pre-scan.
+    if not parse_all and example.name in DEFAULT_MODE_MISSES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="the pre-scan does not pick the class"))
+    (tmp_path / "example.py").write_text(example.source)
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    found = {(f.class_name.rsplit(".", 1)[-1], f.attribute, f.severity) for f in result.findings}
+    assert found == set(example.expect)
