@@ -406,12 +406,16 @@ VALID = (
     """, name="local-class-shadows-a-module-class"),
     Example("""
         from torch import nn
-        class Base(nn.Module):
-            def __init__(self, scale=2):
+        class Root(nn.Module):
+            def __init__(self):
                 super().__init__()
+                self.size = 1
+        class Base(Root):
+            def __init__(self, scale=2):
+                super().__init__()  # surely, however Base.__init__ was reached
                 self.scale = scale
             def forward(self, x):
-                return x * self.scale
+                return x * self.scale * self.size
         class Either(Base):
             def __init__(self, full):
                 super().__init__() if full else Base.__init__(self, 1)  # both run it
@@ -421,7 +425,7 @@ VALID = (
                     super().__init__()
                 else:
                     nn.Module.__init__(self)
-                    self.scale = 1  # the branch that skips sets it
+                    self.scale = self.size = 1  # the branch that skips sets them
     """, name="conditional-init-on-every-branch"),
     Example("""
         from torch import nn

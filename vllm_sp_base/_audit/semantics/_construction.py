@@ -151,6 +151,20 @@ def _run_under_a_test(init_calls: dict[int, list[Executed]]) -> dict[int, tuple[
         first = calls[0]
         assert first.condition is not None
         found[index] = (opposite(first.condition), first.owner)
+    # The walk enters a method once: what an ``__init__`` first entered under
+    # a test calls carries that test, though another branch ran it too. A
+    # call on no condition of its own, from an ``__init__`` that surely runs, is sure.
+    changed = True
+    while changed:
+        changed = False
+        for index in list(found):
+            if any(
+                step.method.name == "__init__" and step.owner not in found
+                and not step.event.conditional and not step.event.caught  # type: ignore[union-attr]
+                for step in init_calls[index]
+            ):
+                del found[index]
+                changed = True
     return found
 
 
