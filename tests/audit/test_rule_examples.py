@@ -1,7 +1,9 @@
 """Tests generated from the rule's own VALID/INVALID examples (fixit style).
 
 Each example is one module, checked as the audit checks a tree: every class,
-but the ones the module only ever names as a base (``only_a_base``)."""
+but the ones the module only ever names as a base (``only_a_base``); and then
+audited as a file, in the default mode and with ``--parse-all``, which must
+agree."""
 
 from __future__ import annotations
 
@@ -10,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit.prescan import _prescan
 from vllm_sp_base._audit.rule._examples import Example
 from vllm_sp_base._audit.rule._rule import SkippedInitRead
 from vllm_sp_base._audit.semantics._built import only_a_base
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries import _summarize
 from vllm_sp_base._audit.summaries._summaries import ModuleInfo, python_name, shadowed
 from vllm_sp_base._audit.summaries._summarize import summarize
 
@@ -56,19 +60,23 @@ DEFAULT_MODE_MISSES = frozenset({"conditional-expression-skip"})
 _ALL = [*SkippedInitRead.VALID, *SkippedInitRead.INVALID]
 
 
-@pytest.mark.parametrize("parse_all", [False, True], ids=["default", "parse-all"])
+@pytest.mark.parametrize("mode", ["default", "default-uncompiled", "parse-all"])
 @pytest.mark.parametrize(
     "example", _ALL,
     ids=[e.name or f"{'valid' if e in SkippedInitRead.VALID else 'invalid'}-{i}" for i, e in enumerate(_ALL)],
 )
-def test_each_example_is_audited_alike_in_both_modes(
-    tmp_path: Path, example: Example, parse_all: bool, request: pytest.FixtureRequest
+def test_each_example_is_audited_alike_in_every_mode(
+    tmp_path: Path, example: Example, mode: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The whole audit, as a user runs it, on the example as a file: torch
-    # resolves from this environment, the default mode goes through the pre-scan.
-    if not parse_all and example.name in DEFAULT_MODE_MISSES:
+    # resolves from this environment, the default mode goes through the
+    # pre-scan (compiled, or its regular expressions where it is not).
+    if mode != "parse-all" and example.name in DEFAULT_MODE_MISSES:
         request.applymarker(pytest.mark.xfail(strict=True, reason="the pre-scan does not pick the class"))
+    if mode == "default-uncompiled":
+        monkeypatch.setattr(_prescan, "_lexer", None)
+        monkeypatch.setattr(_summarize, "_lexer", None)
     (tmp_path / "example.py").write_text(example.source)
-    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=mode == "parse-all")
     found = {(f.class_name.rsplit(".", 1)[-1], f.attribute, f.severity) for f in result.findings}
     assert found == set(example.expect)
