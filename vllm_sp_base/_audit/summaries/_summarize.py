@@ -117,7 +117,7 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
         and any(isinstance(t, ast.Name) and t.id == "__slots__"
                 for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))
         for const in ast.walk(stmt.value) if isinstance(const, ast.Constant) and isinstance(const.value, str)
-    )
+    ) - {"__dict__", "__weakref__"}  # what they name is no attribute a read can miss
     header_line = node.lineno
     noqa, noqa_lines = class_noqa(module.lines, node)
     return ClassInfo(
