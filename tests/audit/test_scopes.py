@@ -50,6 +50,17 @@ def test_a_skip_under_a_test_says_the_opposite_test(tmp_path: Path, parse_all: b
     assert finding.message.endswith("AttributeError if that read is reached (when not (full and self.ready()))")
 
 
+def test_a_read_while_built_after_an_init_run_under_a_test_is_a_warning(tmp_path: Path) -> None:
+    result = _audit(tmp_path, """
+        class Child(Base):
+            def __init__(self, full):
+                super().__init__() if full else nn.Module.__init__(self)
+                self.double = self.scale * 2
+    """, parse_all=True)
+    assert [(f.attribute, f.severity, f.entry, f.read_line, f.condition) for f in result.findings] == [
+        ("scale", "warning", "__init__", 13, "when not full")]
+
+
 @pytest.mark.parametrize("parse_all", [False, True], ids=["default", "parse-all"])
 def test_a_class_in_a_function_is_named_as_python_names_it_and_its_noqa_counts(
     tmp_path: Path, parse_all: bool

@@ -161,9 +161,11 @@ class SkippedInitRead:
                 model, self.entry_points, self.feature_entry_points, self.plain_entry_points,
                 built.sets | class_level, built.sets_any,
             )
-            reached = reach(model, set(lacks), entries, features)
+            early = {a: ("__init__", r) for a, r in built.read_unless_set.items() if a in lacks}
+            reached = reach(model, set(lacks) - set(early), entries, features)
             set_later = self._set_elsewhere(model, set(reached), set(built.executed))
-            for attr in sorted(set(reached) - set_later):
+            reached = {a: r for a, r in reached.items() if a not in set_later} | early
+            for attr in sorted(reached):
                 entry, read = reached[attr]
                 also = self._condition(entry, read)
                 finding = self._finding(model, ref, "warning", entry, read, (index, lacks[attr]), {index: skipper})

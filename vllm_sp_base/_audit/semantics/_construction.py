@@ -43,6 +43,8 @@ class Construction:
     skipped_unless: dict[int, tuple[str, int]] = field(default_factory=dict)
     # attribute -> (the ``__init__``s on the way to each set of it, its line)
     set_through: dict[str, list[tuple[frozenset[int], int]]] = field(default_factory=dict)
+    # Read while it is built where only ``__init__``s of ``skipped_unless`` set it so far.
+    read_unless_set: dict[str, Reached] = field(default_factory=dict)
 
     def ran_init(self, index: int) -> bool:
         return (index, "__init__") in self.executed
@@ -88,6 +90,7 @@ def construct(model: ClassModel) -> Construction:
         built.unknown_from = found[0]
         return built
     init_calls: dict[int, list[Executed]] = {}
+    after_sets: dict[str, tuple[Reached, int]] = {}
     for step in walk(model, (found[0], found[1]), built.executed):
         event = step.event
         if type(event) is Read:
@@ -99,6 +102,12 @@ def construct(model: ClassModel) -> Construction:
                 built.early_reads[event.attr] = Reached(
                     event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
                     step.condition, step.requires)
+            elif not step.caught and event.attr in built.set_through and event.attr not in after_sets:
+                # The first read after something set it: it fails where only an
+                # ``__init__`` run under a test set it, and that test failed.
+                after_sets[event.attr] = (Reached(
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
+                    step.condition, step.requires), len(built.set_through[event.attr]))
             continue
         if type(event) is Assert:
             if not step.conditional:
@@ -132,6 +141,10 @@ def construct(model: ClassModel) -> Construction:
             if not step.conditional:
                 built.surely_set.update(names)
     built.skipped_unless = _run_under_a_test(init_calls)
+    built.read_unless_set = {
+        attr: read for attr, (read, before) in after_sets.items()
+        if all(inits & built.skipped_unless.keys() for inits, _ in built.set_through[attr][:before])
+    }
     return built
 
 
