@@ -213,8 +213,8 @@ def _bind_function(info: ModuleInfo, module: _Module, node: ast.FunctionDef | as
             return  # said where the body is needed, or by ``--parse-all``
         ast.increment_lineno(tree, first_line - 2)
         statements = tree.body[0].body  # type: ignore[attr-defined]
-    elif not any(isinstance(n, ast.ClassDef) for n in ast.walk(node)):
-        return
+    elif not any(CLASS_STATEMENT.match(line) for line in module.lines[node.lineno:node.end_lineno]):
+        return  # read on the lines: cheaper than walking the function's tree
     bind_local_classes(info, statements, f"{node.name}.<locals>.", {}, lambda c: _class(c, module))
 
 
