@@ -42,7 +42,10 @@ class SkippedInitRead:
     module's every-load entry points, a feature's only where the instance
     passes the engine's check for it (EPLB: ``num_moe_layers``), a plain class
     the engine drives (workers, proposers). A test the built instance always
-    fails (``self.enable_pdmux = False``) hides what runs under it.
+    fails (``self.enable_pdmux = False``) hides what runs under it. A parent
+    ``__init__`` run only under a test (``super().__init__() if flag else
+    nn.Module.__init__(self)``) is skipped when it fails; an unset
+    ``__slots__`` slot is no default.
 
     ``error``: the read runs during construction before anything set the
     attribute, or an every-load entry point (``forward``, ``load_weights``,
