@@ -162,7 +162,7 @@ def _mixin_targets(analysis: Analysis, classes: list[ClassRef]) -> set[ClassRef]
     readers: dict[ClassRef, set[str]] = {}
     for ref in classes:
         cls = analysis.info(ref)
-        if cls is not None and not (cls.class_attrs & FLAGS):
+        if cls is not None and not ((cls.class_attrs | cls.slots) & FLAGS):  # a slot defines it too
             flags = _flags_read_outside_init(cls)
             if flags:
                 readers[ref] = flags
@@ -175,7 +175,7 @@ def _mixin_targets(analysis: Analysis, classes: list[ClassRef]) -> set[ClassRef]
             flag
             for a in ancestors
             if (info := analysis.info(a)) is not None
-            for flag in info.class_attrs & FLAGS
+            for flag in (info.class_attrs | info.slots) & FLAGS
         }
         if readers[ref] - provided:
             targets.add(ref)

@@ -48,8 +48,8 @@ def _default_comes_from_mixin(
         if entry in targets or analysis.is_mixin(entry):
             return True
         info = analysis.info(entry)
-        if info is None or flag in info.class_attrs:
-            return False  # unknown code, or a class-level value of its own
+        if info is None or flag in info.class_attrs or flag in info.slots:
+            return False  # unknown code, or a class-level value (or slot) of its own
     return False
 
 
