@@ -74,7 +74,9 @@ def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = Fa
             if sites or left:
                 edits = plan.file(analysis.relpath(path))
                 edits.rederivations, edits.left = _in_characters(data, sites), left
-        classes += [ClassRef(module, name) for name in info.classes]
+        # A module's own classes (not one defined in a function, ``f.<locals>.C``,
+        # nor one a later ``class`` of its name shadows, ``C@3``): what the codemod edits.
+        classes += [ClassRef(module, name) for name in info.classes if name.isidentifier()]
 
     readers = _mixin_targets(analysis, classes)
     needed = _needing_the_mixin(analysis, readers)

@@ -181,6 +181,8 @@ def subclasses_of(analysis: Analysis, refs: list[ClassRef]) -> dict[ClassRef, se
                 continue
             parsed[path] = info
             for name in info.classes:
+                if not name.isidentifier():
+                    continue  # defined in a function, or shadowed: not the codemod's
                 candidate = ClassRef(module, name)
                 ancestors = wanted.intersection(analysis.project.mro(candidate)) - {candidate}
                 for ref in ancestors:
