@@ -257,6 +257,8 @@ class Project:
         ``m.make.<locals>.Child``): the longest module that has it."""
         parts = qualified.split(".")
         for end in range(len(parts) - 1, 0, -1):
+            if "<" in parts[end - 1]:
+                continue  # ``<locals>`` is no module: not looked for
             ref = ClassRef(".".join(parts[:end]), ".".join(parts[end:]))
             if self.class_info(ref) is not None:
                 return ref
