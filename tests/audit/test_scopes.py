@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from vllm_sp_base._audit._engine import AuditResult, audit
+from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.sources._cache import Cache
 from vllm_sp_base._audit.sources._stored import from_plain, to_plain
 from vllm_sp_base._audit.sources._workers import summarize_or_reason
 from vllm_sp_base._audit.summaries._summaries import ModuleInfo, attach_sources
+from vllm_sp_base._audit.summaries._summarize import summarize
 
 BASE = """
 from torch import nn
@@ -127,3 +129,18 @@ def test_what_the_scopes_bind_comes_back_equal_from_the_cache() -> None:
         assert isinstance(back, ModuleInfo)
         attach_sources(back, source, "m.py")
         assert back == summary
+
+
+def test_a_qualified_class_name_finds_its_module_past_locals(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "m.py").write_text("def make():\n    class Child:\n        pass\n")
+
+    def load(path: str, is_package: bool) -> ModuleInfo | None:
+        return summarize(Path(path).read_bytes(), path, is_package)
+
+    project = Project([str(tmp_path)], load)
+    assert project.class_ref("pkg.m.make.<locals>.Child") == ClassRef("pkg.m", "make.<locals>.Child")
+    assert project.class_ref("pkg.m.Missing") is None
+    # No module named ``...<locals>`` was looked for (the run's record would keep it as missing).
+    assert not any("<locals>" in module for module in project.missing())
