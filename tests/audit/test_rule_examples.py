@@ -56,8 +56,8 @@ def test_invalid(example: Example) -> None:
 #: compiled pre-scan (``lexer/scan.c``): it does not pick the class (the
 #: pre-scan's to fix; without the lexer, ``ast`` pre-scans). Strict: once the
 #: default mode finds one, its test fails until its name leaves this set.
-#: Empty since the lexer keeps CPython's indentation stack (53efe18), which
-#: found ``conditional-expression-skip``.
+#: Empty since a chaining call must be the lexer's whole statement (56752c4):
+#: ``conditional-expression-skip`` was here until then.
 COMPILED_PRESCAN_MISSES: frozenset[str] = frozenset()
 
 _ALL = [*SkippedInitRead.VALID, *SkippedInitRead.INVALID]
