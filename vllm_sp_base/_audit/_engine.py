@@ -293,7 +293,7 @@ def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, 
     class with no finding to hide, or a line the rule never reads a noqa on."""
     from vllm_sp_base._audit.rule._rule import SkippedInitRead
     from vllm_sp_base._audit.rule._suppress import MARKER, ignore_comment
-    from vllm_sp_base._audit.summaries._summarize import noqa_codes
+    from vllm_sp_base._audit.summaries._noqa import noqa_codes
 
     code = SkippedInitRead.CODE
     unused = []

@@ -21,6 +21,8 @@ from vllm_sp_base._audit.summaries._summaries import (
     ClassInfo,
     ModuleInfo,
     detach_sources,
+    python_name,
+    shadowed,
 )
 
 if TYPE_CHECKING:
@@ -111,17 +113,18 @@ class CandidateChecker:
                 if info is None:
                     continue
                 project.add_module(name, info, path)
-            for class_name, cls in info.classes.items():
-                if self.names is not None and class_name not in self.names:
-                    continue
+            for key, cls in info.classes.items():
+                class_name = python_name(key)  # its name in Python, what the tree spells
+                if (self.names is not None and class_name not in self.names) or shadowed(key):
+                    continue  # a class a later ``class`` of its name rebinds is never built alone
                 try:
-                    checked.unresolved += unresolved_bases(project, ClassRef(name, class_name), path)
-                    findings = rule.check(ClassRef(name, class_name))
+                    checked.unresolved += unresolved_bases(project, ClassRef(name, key), path)
+                    findings = rule.check(ClassRef(name, key))
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue
                 if findings and self._may_be_a_base(class_name) and only_a_base(class_name, self._spelling(class_name)):
-                    checked.only_bases.append(str(ClassRef(name, class_name)))
+                    checked.only_bases.append(str(ClassRef(name, key)))
                     continue  # never built on its own: its subclasses are checked
                 findings = self._not_set_from_outside(class_name, findings)
                 kept = [f for f in findings if not self._suppressed(project, path, cls, f, checked)]
@@ -156,9 +159,9 @@ class CandidateChecker:
         lines that did are marked used."""
         owners = [(path, cls)]
         if finding.skipped_by != finding.class_name:
-            module, _, name = finding.skipped_by.rpartition(".")
-            skipper = project.class_info(ClassRef(module, name))
-            located = project.module_file(module)
+            ref = project.class_ref(finding.skipped_by)
+            skipper = None if ref is None else project.class_info(ref)
+            located = None if ref is None else project.module_file(ref.module)
             if skipper is not None and located is not None and located[0]:
                 owners.append((located[0], skipper))
         for where, info in owners:

@@ -13,6 +13,7 @@ class Example:
 
     source: str
     expect: tuple[tuple[str, str, str], ...] = ()
+    name: str = ""  # where a test names it (``tests/audit/test_rule_examples.py``)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
@@ -371,6 +372,88 @@ VALID = (
             def __init__(self, args):
                 raise NotImplementedError("pass --disable-overlap-schedule")  # never built
     """),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            __slots__ = ("scale",)
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Child(Base):
+            scale = 1  # a class-level default, found before Base's slot
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="slot-with-a-default"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        def make():
+            class Base(nn.Module):  # the function's own Base: its Child derives from it
+                scale = 1
+                def forward(self, x):
+                    return x * self.scale
+            class Child(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+            return Child()
+    """, name="local-class-shadows-a-module-class"),
+    Example("""
+        from torch import nn
+        class Root(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.size = 1
+        class Base(Root):
+            def __init__(self, scale=2):
+                super().__init__()  # surely, however Base.__init__ was reached
+                self.scale = scale
+            def forward(self, x):
+                return x * self.scale * self.size
+        class Either(Base):
+            def __init__(self, full):
+                super().__init__() if full else Base.__init__(self, 1)  # both run it
+        class Other(Base):
+            def __init__(self, full):
+                if full:
+                    super().__init__()
+                else:
+                    nn.Module.__init__(self)
+                    self.scale = self.size = 1  # the branch that skips sets them
+    """, name="conditional-init-on-every-branch"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        Plain, Model = nn.Module, Base  # each name its own value
+        class Leaf(Plain):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="tuple-alias-by-position"),
+    Example("""
+        from torch import nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Block(Block):
+            scale = 1  # a class-level default
+        class Child(Block):  # the second Block, which has it
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="redefined-class-is-the-latest"),
 )
 
 
@@ -610,4 +693,116 @@ INVALID = (
                 return
                 super().__init__()  # never runs
     """, (("Early", "y", "error"),)),
+    Example("""
+        from torch import nn
+        class Root(nn.Module):
+            scale = 1  # found after Base's slot: no default
+        class Base(Root):
+            __slots__ = ("scale",)  # raises AttributeError until __init__ sets it
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="unset-slot"),
+    Example("""
+        import contextlib
+        from torch import nn
+        with contextlib.suppress(ImportError):
+            class Base(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scale = 2
+                def forward(self, x):
+                    return x * self.scale
+        for _ in range(1):
+            class Looped(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        try:
+            class Tried(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+        except ImportError:
+            pass
+        if __name__ == "__main__":
+            class Main(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+    """, (("Looped", "scale", "error"), ("Main", "scale", "error"), ("Tried", "scale", "error")),
+        name="classes-under-blocks"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        def make():
+            class Local(Base):
+                def __init__(self):
+                    nn.Module.__init__(self)
+            class Inner(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.size = 1
+                def forward(self):
+                    return self.size
+            class InnerChild(Inner):  # parent and child in the function
+                def __init__(self):
+                    nn.Module.__init__(self)
+            return Local(), InnerChild()
+    """, (("InnerChild", "size", "error"), ("Local", "scale", "error")), name="classes-in-a-function"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Child(Base):
+            def __init__(self, full):
+                super().__init__() if full else nn.Module.__init__(self)  # Base's only when full
+    """, (("Child", "scale", "warning"),), name="conditional-expression-skip"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        Annotated: type = Base
+        Unpacked, Other = Base, nn.Module
+        class ViaAnnotation(Annotated):
+            def __init__(self):
+                nn.Module.__init__(self)
+        class ViaTuple(Unpacked):
+            def __init__(self):
+                nn.Module.__init__(self)
+        class ViaWalrus((Walrus := Base)):
+            def __init__(self):
+                nn.Module.__init__(self)
+        class AfterWalrus(Walrus):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("AfterWalrus", "scale", "error"), ("ViaAnnotation", "scale", "error"),
+          ("ViaTuple", "scale", "error"), ("ViaWalrus", "scale", "error")), name="aliases"),
+    Example("""
+        from torch import nn
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Block(Block):  # derives from the Block bound above
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Block", "scale", "error"),), name="class-redefined-from-itself"),
 )

@@ -3,6 +3,7 @@ path Python runs: during construction, or from an entry point."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 from vllm_sp_base._audit._options import (
@@ -41,7 +42,10 @@ class SkippedInitRead:
     module's every-load entry points, a feature's only where the instance
     passes the engine's check for it (EPLB: ``num_moe_layers``), a plain class
     the engine drives (workers, proposers). A test the built instance always
-    fails (``self.enable_pdmux = False``) hides what runs under it.
+    fails (``self.enable_pdmux = False``) hides what runs under it. A parent
+    ``__init__`` run only under a test (``super().__init__() if flag else
+    nn.Module.__init__(self)``) is skipped when it fails; an unset
+    ``__slots__`` slot is no default.
 
     ``error``: the read runs during construction before anything set the
     attribute, or an every-load entry point (``forward``, ``load_weights``,
@@ -78,17 +82,23 @@ class SkippedInitRead:
             return []
         if not may_skip_an_init(model):
             return []
+        if model.marked("__new__", "returns_other"):
+            return []  # C(...) builds other classes: they are checked
         built = construct(model)
+        findings = self._skipped(model, ref, built)
+        if built.skipped_unless and not built.raises:
+            findings += self._skipped_under_a_test(model, ref, built, {f.attribute for f in findings})
+        return findings
+
+    def _skipped(self, model: ClassModel, ref: ClassRef, built: Construction) -> list[Finding]:
+        """What the ``__init__``s construction never runs leave unset, read."""
         skipped = skipped_inits(model, built)
         skippers = _skippers(skipped, built, model.mro)
         if not any(isinstance(r, ClassRef) and self.in_scope(r.module) for r in skippers.values()):
             return []
         only_skipped: set[tuple[int, str]] = set()
         would = would_set(model, built, skipped, only_skipped)
-        class_level: set[str] = set()
-        for info in infos:
-            if info is not None:
-                class_level |= info.class_attrs
+        class_level = _class_level(model)
         candidates = set(would) - class_level
         if not candidates:
             return []
@@ -112,8 +122,6 @@ class SkippedInitRead:
             reached = {a: r for a, r in reached.items() if a not in set_later}
         if not (early or reached or self.show_unreachable):
             return []
-        if model.marked("__new__", "returns_other"):
-            return []  # C(...) builds other classes: they are checked
         unsure = model.marked("__getattr__", "raises_attribute_error") is False  # it may answer
         findings: list[tuple[str, str, Reached]] = []  # (severity, entry, read)
         for read in early.values():
@@ -134,6 +142,40 @@ class SkippedInitRead:
             self._finding(model, ref, severity, entry, read, would[read.attr], skippers)
             for severity, entry, read in sorted(findings, key=lambda f: f[2].attr)
         ]
+
+    def _skipped_under_a_test(
+        self, model: ClassModel, ref: ClassRef, built: Construction, reported: set[str]
+    ) -> list[Finding]:
+        """What an ``__init__`` run only under a test leaves unset when the test
+        fails (``super().__init__() if flag else nn.Module.__init__(self)``),
+        read: a warning, ``when not flag``. An attribute construction sets
+        anywhere else (the other branch too) is not in question."""
+        class_level = _class_level(model)
+        findings: list[Finding] = []
+        for index, (when, caller) in sorted(built.skipped_unless.items()):
+            skipper = model.mro[caller]
+            if not (isinstance(skipper, ClassRef) and self.in_scope(skipper.module)):
+                continue
+            lacks = {a: line for a, line in built.set_only_through(index).items()
+                     if a not in class_level and a not in reported}
+            if not lacks:
+                continue
+            entries, features = entry_points_for(
+                model, self.entry_points, self.feature_entry_points, self.plain_entry_points,
+                built.sets | class_level, built.sets_any,
+            )
+            early = {a: ("__init__", r) for a, r in built.read_unless_set.items() if a in lacks}
+            reached = reach(model, set(lacks) - set(early), entries, features)
+            set_later = self._set_elsewhere(model, set(reached), set(built.executed))
+            reached = {a: r for a, r in reached.items() if a not in set_later} | early
+            for attr in sorted(reached):
+                entry, read = reached[attr]
+                also = self._condition(entry, read)
+                finding = self._finding(model, ref, "warning", entry, read, (index, lacks[attr]), {index: skipper})
+                findings.append(dataclasses.replace(
+                    finding, condition=f"when {when}" + (f", {also}" if also else "")))
+                reported.add(attr)
+        return findings
 
     def _set_elsewhere(
         self, model: ClassModel, missing: set[str], only_skipped: set[tuple[int, str]]
@@ -203,6 +245,19 @@ class SkippedInitRead:
             return entry.text
         located = self.project.module_file(entry.module)
         return located[0] if located else entry.module
+
+
+def _class_level(model: ClassModel) -> set[str]:
+    """Names the instance finds on its class, as Python looks them up: the
+    first class of the MRO that defines one decides, and a ``__slots__`` slot
+    there is no value (it raises AttributeError until an ``__init__`` sets it)."""
+    found: set[str] = set()
+    slotted: set[str] = set()
+    for info in model.infos:
+        if info is not None:
+            found |= info.class_attrs - slotted
+            slotted |= info.slots - found
+    return found
 
 
 def _skippers(skipped: Iterable[int], built: Construction, mro: list[MroEntry]) -> dict[int, MroEntry]:

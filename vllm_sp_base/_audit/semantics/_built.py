@@ -64,7 +64,8 @@ class _Uses(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
             if self._names(base):
-                self.as_base = True
+                # ``class B(B)`` derives from the B bound before: no use of the last one.
+                self.as_base |= node.name != self.name or not isinstance(base, ast.Name)
             else:
                 self.visit(base)
         for item in [*node.keywords, *node.decorator_list, *node.body]:

@@ -104,6 +104,13 @@ class ClassModel:
 
     def _resolve(self, owner: ClassRef, call: Call) -> Target | None:
         assert call.target is not None
+        first, dot, rest = call.target.partition(".")
+        info = self.infos[self._index[owner]]
+        local = info.local_names if info is not None else {}
+        if call.imported is None and first in local:  # a class its function defines
+            return self.project.resolve(owner.module, local[first] + dot + rest)
+        if call.imported is None and info is not None and first in info.local_imports:
+            return self.project.resolve_imported(owner.module, info.local_imports[first], call.target)
         if call.imported is not None:
             return self.project.resolve_imported(owner.module, parse_local_import(call.imported), call.target)
         return self.project.resolve(owner.module, call.target)

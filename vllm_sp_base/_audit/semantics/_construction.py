@@ -37,9 +37,29 @@ class Construction:
     surely_set: set[str] = field(default_factory=set)  # set on no condition
     asserted: list[tuple[str, str, str]] = field(default_factory=list)  # ``assert`` on no condition
     raises: bool = False  # it reaches a ``raise`` on no condition: nothing is ever built
+    # ``__init__``s of the MRO that run only under a test (``super().__init__() if
+    # flag else nn.Module.__init__(self)``): index -> (when it is skipped, the
+    # MRO index of the class whose ``__init__`` calls it).
+    skipped_unless: dict[int, tuple[str, int]] = field(default_factory=dict)
+    # attribute -> (the ``__init__``s on the way to each set of it, its line)
+    set_through: dict[str, list[tuple[frozenset[int], int]]] = field(default_factory=dict)
+    # Read while it is built where only ``__init__``s of ``skipped_unless`` set it so far.
+    read_unless_set: dict[str, Reached] = field(default_factory=dict)
 
     def ran_init(self, index: int) -> bool:
         return (index, "__init__") in self.executed
+
+    def set_only_through(self, index: int) -> dict[str, int]:
+        """Attributes construction sets only on a way through the ``__init__``
+        at ``index`` (none set elsewhere, under a test or not): attribute ->
+        the line of its first set. What an instance built without it lacks."""
+        found: dict[str, int] = {}
+        for attr, sets in self.set_through.items():
+            if all(inits & self.skipped_unless.keys() for inits, _ in sets):
+                lines = [line for inits, line in sets if index in inits]
+                if lines:
+                    found[attr] = lines[0]
+        return found
 
     def may_have_run_init(self, index: int) -> bool:
         """It ran, or it lies past a base whose ``__init__`` we cannot see (which may chain on)."""
@@ -69,6 +89,8 @@ def construct(model: ClassModel) -> Construction:
     if found[1] is None:
         built.unknown_from = found[0]
         return built
+    init_calls: dict[int, list[Executed]] = {}
+    after_sets: dict[str, tuple[Reached, int]] = {}
     for step in walk(model, (found[0], found[1]), built.executed):
         event = step.event
         if type(event) is Read:
@@ -80,6 +102,12 @@ def construct(model: ClassModel) -> Construction:
                 built.early_reads[event.attr] = Reached(
                     event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
                     step.condition, step.requires)
+            elif not step.caught and event.attr in built.set_through and event.attr not in after_sets:
+                # The first read after something set it: it fails where only an
+                # ``__init__`` run under a test set it, and that test failed.
+                after_sets[event.attr] = (Reached(
+                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
+                    step.condition, step.requires), len(built.set_through[event.attr]))
             continue
         if type(event) is Assert:
             if not step.conditional:
@@ -92,6 +120,8 @@ def construct(model: ClassModel) -> Construction:
             continue
         if type(event) is Call:
             target = step.target
+            if event.name == "__init__" and target is not None and target[1] is not None:
+                init_calls.setdefault(target[0], []).append(step)
             if event.name == "__init__" and target is not None and target[1] is None:
                 built.unknown_from = min(target[0], built.unknown_from or target[0])
             elif event.name == "__init__" and target is None and model.outside_mro(step.owner, event):
@@ -102,11 +132,63 @@ def construct(model: ClassModel) -> Construction:
             built.sets_any = True
         else:
             built.sets.update(names)
+            inits = frozenset(s.owner for s in step.chain if s.method == "__init__")
+            if step.method.name == "__init__":
+                inits |= {step.owner}
             for name in names:
                 built.values.setdefault(name, set()).add(event.value if type(event) is Set else None)
+                built.set_through.setdefault(name, []).append((inits, event.line))
             if not step.conditional:
                 built.surely_set.update(names)
+    built.skipped_unless = _run_under_a_test(init_calls)
+    built.read_unless_set = {
+        attr: read for attr, (read, before) in after_sets.items()
+        if all(inits & built.skipped_unless.keys() for inits, _ in built.set_through[attr][:before])
+    }
     return built
+
+
+def _run_under_a_test(init_calls: dict[int, list[Executed]]) -> dict[int, tuple[str, int]]:
+    """The ``__init__``s every call of which runs under a test, none under its
+    opposite (``if c: super().__init__(a) else: super().__init__(b)`` runs it
+    surely): index -> (the opposite of the first call's test, its caller). A
+    call under a loop or inside a ``try`` that swallows AttributeError has no
+    test to oppose: it counts as run."""
+    found: dict[int, tuple[str, int]] = {}
+    for index, calls in init_calls.items():
+        tests = {step.condition for step in calls}
+        if None in tests or any(not step.conditional or step.caught for step in calls):
+            continue
+        if any(opposite(test) in tests for test in tests if test is not None):
+            continue
+        first = calls[0]
+        assert first.condition is not None
+        found[index] = (opposite(first.condition), first.owner)
+    # The walk enters a method once: what an ``__init__`` first entered under
+    # a test calls carries that test, though another branch ran it too. A
+    # call on no condition of its own, from an ``__init__`` that surely runs, is sure.
+    changed = True
+    while changed:
+        changed = False
+        for index in list(found):
+            if any(
+                step.method.name == "__init__" and step.owner not in found
+                and not step.event.conditional and not step.event.caught  # type: ignore[union-attr]
+                for step in init_calls[index]
+            ):
+                del found[index]
+                changed = True
+    return found
+
+
+def opposite(test: str) -> str:
+    """The source of a test's opposite, as the enclosing tests spell an ``else``
+    (``_conditions``): ``not x``, ``not (a and b)``, and back."""
+    if test.startswith("not (") and test.endswith(")"):
+        return test[5:-1]
+    if test.startswith("not ") and " " not in test[4:]:
+        return test[4:]
+    return f"not ({test})" if " " in test else f"not {test}"
 
 
 def decided_constants(
@@ -167,7 +249,7 @@ def may_skip_an_init(model: ClassModel) -> bool:
     """Whether ``C(...)`` can skip a known ``__init__``, from the ``__init__``
     chain alone (bodies the cutter keeps parsed): no helper followed, so it runs
     fewer ``__init__`` than ``construct`` finds, and says False only where
-    ``construct`` would find nothing skipped."""
+    ``construct`` would find nothing skipped, surely or under a test."""
     ran: set[int] = set()
     found = model.lookup("__init__", 0)
     todo = [found] if found is not None else []
@@ -177,6 +259,8 @@ def may_skip_an_init(model: ClassModel) -> bool:
             continue
         ran.add(index)
         for call in method.init_calls:
+            if call.conditional and call.condition is not None and not call.caught:
+                return True  # may run only under its test
             todo.append(model.target(index, call))  # type: ignore[arg-type]
         todo = [t for t in todo if t is not None]
     return any(

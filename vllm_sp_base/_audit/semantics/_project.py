@@ -197,7 +197,11 @@ class Project:
         return star
 
     def resolve(self, module: str, dotted_name: str, depth: int = 0) -> Target | None:
-        """What ``dotted_name``, written in ``module``, refers to."""
+        """What ``dotted_name``, written in ``module``, refers to (or a class's
+        key there: ``make.<locals>.Base``, a base a function's class names)."""
+        if "<" in dotted_name:
+            info = self.module(module)
+            return ClassRef(module, dotted_name) if info is not None and dotted_name in info.classes else None
         first, *rest = dotted_name.split(".")
         return self._attributes(self.lookup(module, first, depth), rest, depth)
 
@@ -216,12 +220,15 @@ class Project:
             found = self.lookup(found.name, part, depth + 1)
         return found
 
-    def origin(self, module: str, dotted_name: str) -> str | None:
+    def origin(self, module: str, dotted_name: str, local: dict[str, Import] | None = None) -> str | None:
         """The absolute dotted name ``dotted_name``, written in ``module``,
-        names through the module's imports; None where no import binds it."""
+        names through the module's imports (or ``local``: a function's own);
+        None where no import binds it."""
         first, *rest = dotted_name.split(".")
         info = self.module(module)
-        imp = None if info is None else info.imports.get(first) or info.fallback_imports.get(first)
+        imp = (local or {}).get(first)
+        if imp is None and info is not None:
+            imp = info.imports.get(first) or info.fallback_imports.get(first)
         if info is None or imp is None:
             return None
         source = self.absolute(module, info.is_package, imp)
@@ -230,11 +237,11 @@ class Project:
         target = f"{source}.{imp.name}" if imp.name is not None else source
         return ".".join([target, *rest])
 
-    def why_unresolved(self, module: str, dotted_name: str) -> str:
+    def why_unresolved(self, module: str, dotted_name: str, local: dict[str, Import] | None = None) -> str:
         """Why ``dotted_name``, written in ``module``, resolves to no class the
         source shows: the module it comes from is not found (a package not
         installed where the audit runs), or that module does not define it."""
-        dotted = self.origin(module, dotted_name)
+        dotted = self.origin(module, dotted_name, local)
         if dotted is None:
             return "bound where the audit does not follow (an import under try or if, an assignment)"
         if not dotted.strip(".") or dotted.startswith("."):
@@ -251,6 +258,18 @@ class Project:
                     return f"{beside} is not a regular file (a FIFO, a device or a socket)"
                 return f"{found} has no class {'.'.join(parts[end:])} the source shows"
         return f"module {'.'.join(parts[:-1]) or parts[0]} not found"
+
+    def class_ref(self, qualified: str) -> ClassRef | None:
+        """The class ``str(ClassRef)`` spelled (its key may hold dots:
+        ``m.make.<locals>.Child``): the longest module that has it."""
+        parts = qualified.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            if "<" in parts[end - 1]:
+                continue  # ``<locals>`` is no module: not looked for
+            ref = ClassRef(".".join(parts[:end]), ".".join(parts[end:]))
+            if self.class_info(ref) is not None:
+                return ref
+        return None
 
     def class_info(self, ref: ClassRef) -> ClassInfo | None:
         info = self.module(ref.module)
@@ -270,7 +289,11 @@ class Project:
                 continue
             if base in ("object", "builtins.object"):
                 continue
-            target = self.resolve(ref.module, base)
+            imported = cls.local_imports.get(base.split(".", 1)[0])  # in the class's function
+            if imported is not None:
+                target = self.resolve_imported(ref.module, imported, base)
+            else:
+                target = self.resolve(ref.module, base)
             out.append(target if isinstance(target, ClassRef) else Opaque(base))
         self._bases[ref] = out
         return out

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._project import ClassRef
+from vllm_sp_base._audit.summaries._summaries import python_name
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def is_module(model: ClassModel) -> bool:
 
 def _name(model: ClassModel, index: int) -> str:
     entry = model.mro[index]
-    return entry.name if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]
+    return python_name(entry.name) if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]
 
 
 def plain_entry_points(model: ClassModel, drives: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, ...]:

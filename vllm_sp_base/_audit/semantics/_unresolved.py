@@ -51,14 +51,14 @@ def unresolved_bases(project: Project, ref: ClassRef, path: str) -> list[Unresol
             continue
         if base.text.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES:
             continue
-        origin = project.origin(ref.module, base.text) or ""
+        origin = project.origin(ref.module, base.text, info.local_imports) or ""
         top = origin.split(".", 1)[0]
         if top in sys.stdlib_module_names and project.in_stdlib(top):
             continue
         if top == "torch" and project.module_file("torch") is None:
             found.append(Unresolved(path, info.line, str(ref), "torch", TORCH_NOT_FOUND))
             continue
-        found.append(Unresolved(path, info.line, str(ref), base.text, project.why_unresolved(ref.module, base.text)))
+        found.append(Unresolved(path, info.line, str(ref), base.text, project.why_unresolved(ref.module, base.text, info.local_imports)))
     return found
 
 

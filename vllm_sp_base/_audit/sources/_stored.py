@@ -127,11 +127,12 @@ def _class(info: ClassInfo) -> tuple[Any, ...]:
     return (
         info.name, info.line, info.col, info.bases, sorted(info.class_attrs),
         [_method(m) for m in info.methods.values()], info.noqa, info.constants, info.noqa_lines,
+        sorted(info.slots), info.local_names, _imports(info.local_imports),
     )
 
 
 def _class_from(plain: Any) -> ClassInfo:
-    name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines = plain
+    name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines, slots, local_names, local_imports = plain
     return ClassInfo(
         name=_str(name),
         line=_int(line),
@@ -142,6 +143,9 @@ def _class_from(plain: Any) -> ClassInfo:
         noqa=None if noqa is None else _strings(noqa),
         constants=_constants(constants),
         noqa_lines=tuple(_int(n) for n in _each(noqa_lines, tuple)),
+        slots=frozenset(_str(a) for a in _each(slots, list)),
+        local_names=_names(local_names),
+        local_imports=_imports_from(local_imports),
     )
 
 

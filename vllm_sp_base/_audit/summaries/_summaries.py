@@ -148,10 +148,29 @@ class ClassInfo:
     noqa: tuple[str, ...] | None  # None: no noqa; (): bare noqa; else codes, ``SPB001[attr]`` too
     constants: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``NAMES = ("a", "b")``
     noqa_lines: tuple[int, ...] = ()  # the header and ``__init__`` lines that carry ``noqa``
+    # ``__slots__``: names with a slot, which raises AttributeError until set (no default)
+    slots: frozenset[str] = frozenset()
+    # A class defined in a function: the function's names for its classes
+    # (``Base`` -> ``make.<locals>.Base``), where ``Base.__init__(self)`` resolves.
+    local_names: dict[str, str] = field(default_factory=dict)
+    local_imports: dict[str, Import] = field(default_factory=dict)  # what its function imports
 
     def suppresses(self, code: str, attribute: str) -> bool:
         noqa = self.noqa
         return noqa is not None and (not noqa or code in noqa or f"{code}[{attribute}]" in noqa)
+
+
+def python_name(key: str) -> str:
+    """The name a class has in Python from its key in ``ModuleInfo.classes``:
+    ``make.<locals>.Child`` (defined in a function) and ``B@3`` (a top-level
+    class that a later ``class B`` shadows) are ``Child`` and ``B``."""
+    return key.rsplit(".", 1)[-1].partition("@")[0]
+
+
+def shadowed(key: str) -> bool:
+    """A class a later one of its name rebinds: reached only through what named
+    it before (``class B(B)``), never built on its own."""
+    return "@" in key
 
 
 @dataclass(slots=True)

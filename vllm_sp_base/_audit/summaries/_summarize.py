@@ -7,6 +7,14 @@ import re
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.summaries._events import Import
+from vllm_sp_base._audit.summaries._noqa import class_noqa
+from vllm_sp_base._audit.summaries._scopes import (
+    CLASS_STATEMENT,
+    assigned_aliases,
+    base_name,
+    bind_local_classes,
+    shadow,
+)
 from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
 from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings
 from vllm_sp_base._audit.summaries._visitor import MethodVisitor
@@ -15,12 +23,6 @@ try:
     from vllm_sp_base._audit import _lexer
 except ImportError:  # not compiled here: whole files are parsed
     _lexer = None  # type: ignore[assignment]
-
-_NOQA = re.compile(
-    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\[[^\]]*\])?(?:[,\s]+[A-Z]+[0-9]+(?:\[[^\]]*\])?)*))?",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"([A-Z]+[0-9]+)(?:\[([^\]]*)\])?", re.IGNORECASE)
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -62,62 +64,6 @@ def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, modul
     visitor.visit_block(node.body)
     visitor.finish()
     return method
-
-
-def noqa_codes(text: str) -> tuple[str, ...] | None:
-    """The codes of the ``# noqa`` comment in ``text``: None for none, () for a
-    bare one (every code), else ``SPB001`` or ``SPB001[attr]`` per attribute."""
-    match = _NOQA.search(text)
-    if match is None:
-        return None
-    codes = match.group("codes")
-    if not codes:
-        return ()
-    found: list[str] = []
-    for code, attrs in _CODE.findall(codes):
-        names = [a for a in re.split(r"[,\s]+", attrs) if a]
-        found += [f"{code.upper()}[{a}]" for a in names] if names else [code.upper()]
-    return tuple(found)
-
-
-def _header_lines(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes]) -> range:
-    """The lines of a ``class``/``def`` header, from its keyword to its colon
-    (a header split over lines may carry its noqa on any of them). Read from
-    the source lines, brackets counted, not from the body's position (a cut
-    body moves); a bracket inside a string on a header line may end it early."""
-    depth = 0
-    for number in range(node.lineno, min(len(lines), node.lineno + 200) + 1):
-        code = lines[number - 1].split(b"#", 1)[0]
-        depth += sum(code.count(c) for c in b"([{") - sum(code.count(c) for c in b")]}")
-        if depth <= 0 and code.rstrip().endswith(b":"):
-            return range(node.lineno, number + 1)
-    return range(node.lineno, node.lineno + 1)
-
-
-def _noqa(lines: list[bytes], node: ast.ClassDef) -> tuple[tuple[str, ...] | None, tuple[int, ...]]:
-    """The ``noqa`` that applies to a class: from its header's lines (a bare
-    one silences every code), and from its ``__init__``'s header lines when it
-    names a code (a bare noqa there is another tool's, on a long signature).
-    The union of the codes, and the lines that carry them."""
-    wanted = [(line, True) for line in _header_lines(node, lines)]
-    for stmt in node.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
-            wanted += [(line, False) for line in _header_lines(stmt, lines)]
-    codes: set[str] = set()
-    bare = False
-    at: list[int] = []
-    for line, bare_counts in wanted:
-        if line > len(lines) or b"noqa" not in lines[line - 1].lower():
-            continue
-        found = noqa_codes(lines[line - 1].decode("utf-8", "replace"))
-        if found is None or (not found and not bare_counts):
-            continue
-        at.append(line)
-        bare = bare or not found
-        codes.update(found)
-    if not at:
-        return None, ()
-    return (() if bare else tuple(sorted(codes))), tuple(at)
 
 
 # Recursive helpers are module-level functions, not closures: a closure that
@@ -163,24 +109,28 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
     methods: dict[str, Method] = {}
     constants: dict[str, tuple[str, ...]] = {}
     _collect_class_body(node.body, node.name, attrs, methods, module, constants)
-    slots = [s for s in node.body if isinstance(s, ast.Assign)
-             and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in s.targets)]
-    for stmt in slots:
-        for const in ast.walk(stmt.value):
-            if isinstance(const, ast.Constant) and isinstance(const.value, str):
-                attrs.add(const.value)
+    # A slot is a descriptor that raises AttributeError until ``__init__`` sets
+    # it: no class-level default (``attrs`` keeps ``__slots__`` itself).
+    slots = frozenset(
+        const.value
+        for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None
+        and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))
+        for const in ast.walk(stmt.value) if isinstance(const, ast.Constant) and isinstance(const.value, str)
+    ) - {"__dict__", "__weakref__"}  # what they name is no attribute a read can miss
     header_line = node.lineno
-    noqa, noqa_lines = _noqa(module.lines, node)
+    noqa, noqa_lines = class_noqa(module.lines, node)
     return ClassInfo(
         name=node.name,
         line=header_line,
         col=node.col_offset,
-        bases=[dotted(b) for b in node.bases],
+        bases=[base_name(b) for b in node.bases],
         class_attrs=attrs,
         methods=methods,
         noqa=noqa,
         constants=constants,
         noqa_lines=noqa_lines,
+        slots=slots,
     )
 
 
@@ -194,35 +144,41 @@ def _bind(
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             pairs = import_bindings(stmt)
         elif isinstance(stmt, ast.ClassDef):
+            _bind_aliases(info, stmt, aliases, imports, override)
             if override or stmt.name not in info.classes:
-                info.classes[stmt.name] = _class(stmt, module)
+                earlier = shadow(info, stmt.name)  # ``class B(B)``: its base is the earlier B
+                cls = _class(stmt, module)
+                if earlier is not None:
+                    cls.bases = [earlier if base == stmt.name else base for base in cls.bases]
+                info.classes[stmt.name] = cls
                 imports.pop(stmt.name, None)
                 aliases.pop(stmt.name, None)
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            strings = constant_strings(stmt.value)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+            strings = None if stmt.value is None else constant_strings(stmt.value)
             if isinstance(target, ast.Name) and strings is not None and not fallback:
                 info.constants[target.id] = strings
-            value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
-            if (
-                isinstance(target, ast.Name)
-                and value is not None
-                and (override or target.id not in aliases)
-            ):
-                aliases[target.id] = value
-                imports.pop(target.id, None)
-        elif isinstance(stmt, ast.If):
-            if _is_type_checking(stmt.test):
-                _bind(info, module, stmt.body, True, override)
-                _bind(info, module, stmt.orelse, fallback, override)
-            else:
-                _bind(info, module, stmt.body, fallback, override)
-                _bind(info, module, stmt.orelse, fallback, False)
-        elif isinstance(stmt, ast.Try):
+            _bind_aliases(info, stmt, aliases, imports, override)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not fallback:
+                _bind_function(info, module, stmt)
+        elif isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
+            _bind(info, module, stmt.body, True, override)
+            _bind(info, module, stmt.orelse, fallback, override)
+        elif isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+            # A ``with`` body, the first branch or a loop's body: what it binds
+            # wins over an ``else``'s (the audit cannot tell which ran).
+            _bind_aliases(info, stmt, aliases, imports, override)
+            _bind(info, module, stmt.body, fallback, override)
+            _bind(info, module, getattr(stmt, "orelse", []), fallback, False)
+        elif isinstance(stmt, (ast.Try, ast.TryStar)):
             _bind(info, module, stmt.body, fallback, override)
             for handler in stmt.handlers:
                 _bind(info, module, handler.body, fallback, False)
             _bind(info, module, stmt.orelse, fallback, override)
+            _bind(info, module, stmt.finalbody, fallback, override)
+        else:
+            _bind_aliases(info, stmt, aliases, imports, override)
         for name, imp in pairs:
             if name == "*":
                 info.star_imports.append(imp)
@@ -231,6 +187,35 @@ def _bind(
                 aliases.pop(name, None)
                 if not fallback:
                     info.classes.pop(name, None)
+
+
+def _bind_aliases(
+    info: ModuleInfo, stmt: ast.stmt, aliases: dict[str, str], imports: dict[str, Import], override: bool
+) -> None:
+    for name, value in assigned_aliases(stmt):
+        if override or name not in aliases:
+            aliases[name] = value
+            imports.pop(name, None)
+
+
+def _bind_function(info: ModuleInfo, module: _Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    """The classes ``node`` defines, under ``node.<locals>.``. A cut body is
+    parsed here only where it holds a ``class`` statement."""
+    statements: list[ast.stmt] = node.body
+    cut = module.cuts.get((node.lineno, node.col_offset)) if module.cuts else None
+    if cut is not None:
+        start, end, first_line, _ = cut
+        if CLASS_STATEMENT.search(module.source, start, end) is None:
+            return
+        try:
+            tree = ast.parse(b"if 1:\n" + module.source[start:end])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return  # said where the body is needed, or by ``--parse-all``
+        ast.increment_lineno(tree, first_line - 2)
+        statements = tree.body[0].body  # type: ignore[attr-defined]
+    elif not any(CLASS_STATEMENT.match(line) for line in module.lines[node.lineno:node.end_lineno]):
+        return  # read on the lines: cheaper than walking the function's tree
+    bind_local_classes(info, statements, f"{node.name}.<locals>.", {}, lambda c: _class(c, module))
 
 
 #: Bodies the audit reads for nearly every class it looks at: parsed with the

@@ -74,7 +74,9 @@ def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = Fa
             if sites or left:
                 edits = plan.file(analysis.relpath(path))
                 edits.rederivations, edits.left = _in_characters(data, sites), left
-        classes += [ClassRef(module, name) for name in info.classes]
+        # A module's own classes (not one defined in a function, ``f.<locals>.C``,
+        # nor one a later ``class`` of its name shadows, ``C@3``): what the codemod edits.
+        classes += [ClassRef(module, name) for name in info.classes if name.isidentifier()]
 
     readers = _mixin_targets(analysis, classes)
     needed = _needing_the_mixin(analysis, readers)
@@ -165,7 +167,7 @@ def _mixin_targets(analysis: Analysis, classes: list[ClassRef]) -> set[ClassRef]
     readers: dict[ClassRef, set[str]] = {}
     for ref in classes:
         cls = analysis.info(ref)
-        if cls is not None and not (cls.class_attrs & FLAGS):
+        if cls is not None and not ((cls.class_attrs | cls.slots) & FLAGS):  # a slot defines it too
             flags = _flags_read_outside_init(cls)
             if flags:
                 readers[ref] = flags
@@ -178,7 +180,7 @@ def _mixin_targets(analysis: Analysis, classes: list[ClassRef]) -> set[ClassRef]
             flag
             for a in ancestors
             if (info := analysis.info(a)) is not None
-            for flag in info.class_attrs & FLAGS
+            for flag in (info.class_attrs | info.slots) & FLAGS
         }
         if readers[ref] - provided:
             targets.add(ref)

@@ -48,8 +48,8 @@ def _default_comes_from_mixin(
         if entry in targets or analysis.is_mixin(entry):
             return True
         info = analysis.info(entry)
-        if info is None or flag in info.class_attrs:
-            return False  # unknown code, or a class-level value of its own
+        if info is None or flag in info.class_attrs or flag in info.slots:
+            return False  # unknown code, or a class-level value (or slot) of its own
     return False
 
 
@@ -181,6 +181,8 @@ def subclasses_of(analysis: Analysis, refs: list[ClassRef]) -> dict[ClassRef, se
                 continue
             parsed[path] = info
             for name in info.classes:
+                if not name.isidentifier():
+                    continue  # defined in a function, or shadowed: not the codemod's
                 candidate = ClassRef(module, name)
                 ancestors = wanted.intersection(analysis.project.mro(candidate)) - {candidate}
                 for ref in ancestors:
