@@ -42,7 +42,8 @@ FEATURES: dict[str, str] = {
     "type_call": 'D = type("D", (C,), {}) (item 6)',
     "outside_external_names": "classes outside the audited paths named Module/Enum/Generic (item 7)",
     "slots": "__slots__ naming what __init__ sets (a miss)",
-    "placement": "classes under if / with / for / in a function (a miss)",
+    "placement": "classes under if / with / for (a miss)",
+    "made_by_function": "a class defined in a function, returned, bound by the call: C = make() (a miss)",
     "odd_chains": "super().__init__() if FLAG else Root.__init__(self); return before chaining (a miss)",
     "odd_aliases": "bases through annotated, tuple-unpacked and walrus aliases (a miss)",
     "property": "an inherited read through a property getter",
@@ -50,7 +51,7 @@ FEATURES: dict[str, str] = {
 
 CORE_INITS = ("super", "super_explicit", "skip", "none", "helper")
 CORE_SPELLINGS = ("name", "alias")
-PLACEMENTS = ("if", "with", "for", "function")
+PLACEMENTS = ("if", "with", "for")
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
             classes.append(Cls(
                 name, home, bases, init, sets, reads, early,
                 spelling=draw(st.sampled_from(("name", *alias_spellings))) if bases else "name",
-                placement=draw(st.sampled_from(("top", *PLACEMENTS))) if on("placement") else "top",
+                placement=draw(st.sampled_from(
+                    ("top", *(PLACEMENTS if on("placement") else ()), *(("function",) if on("made_by_function") else ())))),
                 nfkc=draw(st.sampled_from((None, "self", "init"))) if on("nfkc") and init else None,
                 slots=slots,
                 prop=on("property") and bool(reads) and draw(st.booleans()),
