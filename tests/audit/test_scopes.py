@@ -143,4 +143,4 @@ def test_a_qualified_class_name_finds_its_module_past_locals(tmp_path: Path) -> 
     assert project.class_ref("pkg.m.make.<locals>.Child") == ClassRef("pkg.m", "make.<locals>.Child")
     assert project.class_ref("pkg.m.Missing") is None
     # No module named ``...<locals>`` was looked for (the run's record would keep it as missing).
-    assert not any("<locals>" in module for module in project.missing())
+    assert not any("<locals>" in module for module in project.resolved())

@@ -23,7 +23,7 @@ def apply_fixes(fixes: dict[Finding, Fix], args: argparse.Namespace, paths: list
     """With --diff: print the diff, return the exit code (1: there are
     changes, as ruff's --diff). With --fix: write, say so, return None (the
     run goes on to report what is left). Raises FixError where nothing could be written."""
-    from vllm_sp_base._atomic import JournalError
+    from vllm_sp_base._atomic import JournalError, WriteError
     from vllm_sp_base._audit.report._text import plural
 
     rendered = render_fixes(fixes, args.unsafe_fixes)
@@ -48,6 +48,11 @@ def apply_fixes(fixes: dict[Finding, Fix], args: argparse.Namespace, paths: list
         return EXIT_CHANGES if text else EXIT_CLEAN
     try:
         write(rendered, paths)
+    except WriteError as error:
+        if error.begun:
+            raise FixError(f"{error.path}: {error.why}; the write had begun: run the same command again "
+                           "to finish it") from None
+        raise FixError(f"{error.path}: nothing written: {error.why}") from None
     except (OSError, JournalError) as error:
         where = f"{error.filename}: " if isinstance(error, OSError) and error.filename else ""
         raise FixError(f"{where}nothing written: {getattr(error, 'strerror', None) or error}") from None
