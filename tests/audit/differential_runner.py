@@ -220,8 +220,8 @@ def changing_while_read(target: Path, text: str) -> Iterator[None]:
         after(path)
         return found
 
-    def read_and_scan(path: str) -> Any:
-        found = real_scan(path)
+    def read_and_scan(path: str, *rest: Any) -> Any:
+        found = real_scan(path, *rest)
         after(path)
         return found
 

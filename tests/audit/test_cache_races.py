@@ -59,9 +59,9 @@ def _reading(name: str, after: Callable[[str], None]) -> Iterator[None]:
     with the path once it has read it: a change made exactly there."""
     real = getattr(_sources, name)
 
-    def read(path: str) -> Any:
+    def read(path: str, *rest: Any) -> Any:
         try:
-            return real(path)
+            return real(path, *rest)
         finally:
             after(path)
 
@@ -119,10 +119,10 @@ def test_a_file_deleted_and_recreated_during_a_run_is_not_cannot_read_for_ever(t
     cache = tmp_path / "cache"
     real_read, real_record = _sources._read_and_scan, _engine._record
 
-    def deleted(path: str) -> Any:  # gone when the pre-scan reads it ...
+    def deleted(path: str, *rest: Any) -> Any:  # gone when the pre-scan reads it ...
         if path == str(child) and child.exists():
             child.unlink()
-        return real_read(path)
+        return real_read(path, *rest)
 
     def recreated(*args: Any) -> Any:  # ... and back before the run records what it saw
         child.write_text(_SKIPS)

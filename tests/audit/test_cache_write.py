@@ -101,7 +101,7 @@ def test_a_run_that_writes_the_cache_lexes_each_file_once(tmp_path: Path, monkey
     lexed = _counting_digests(monkeypatch)
     scans: list[str] = []
     real = _sources._read_and_scan
-    monkeypatch.setattr(_sources, "_read_and_scan", lambda path: scans.append(path) or real(path))
+    monkeypatch.setattr(_sources, "_read_and_scan", lambda path, *rest: scans.append(path) or real(path, *rest))
     first = audit([str(tree)], cache=Cache(str(tmp_path / "cache"), True))
     assert _everything(first) == expected
     # No second pass but over what the scan's pass did not digest (a file

@@ -27,7 +27,9 @@ from .differential_projects import Change, Cls, Project, projects
 from .differential_runner import KINDS, PythonOracle, differences
 
 EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES", "6"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
+# Derandomized: the suite runs the same projects every time (a red run is a
+# change's, never chance's); ``bench/differential_fuzz.py`` explores at random.
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 MODES = frozenset({"default-vs-parse-all"})
 WITH_PYTHON = frozenset({"miss", "false-error"})
@@ -243,8 +245,6 @@ def test_odd_aliases_agree_with_python(
     _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="#20 misses: a class returned by a function and bound by the call (C = make())")
 @SETTINGS
 @given(project=projects(frozenset({"made_by_function"})))
 @example(project=_P("torch", (_PARENT_SETS_A, _C("C1", "m0", (0,), "skip", placement="function"))))

@@ -18,9 +18,9 @@ def cut_bodies(
 def scan(source: bytes) -> _Scanned | None: ...
 
 # Not on Windows. (bytes, scan, code_digest(bytes) or None where the scan did
-# not lex to the end, (size, mtime_ns, inode) from the descriptor read); (None, size): the file is
+# not lex to the end or `digest` is false, (size, mtime_ns, inode) from the descriptor read); (None, size): the file is
 # over `limit` bytes. Raises OSError, for anything but a regular file too.
 def read_and_scan(
-    path: str, limit: int
+    path: str, limit: int, digest: bool = True
 ) -> tuple[bytes, _Scanned | None, bytes | None, tuple[int, int, int]] | tuple[None, int]: ...
 def code_digest(source: bytes) -> bytes | None: ...

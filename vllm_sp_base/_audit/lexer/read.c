@@ -35,7 +35,8 @@ static PyObject *failed(int error, PyObject *path) {
 PyObject *read_and_scan(PyObject *module, PyObject *args) {
     PyObject *path, *encoded;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "On:read_and_scan", &path, &limit)) return NULL;
+    int with_digest = 1; /* the code digest only a cache needs: a run without one skips its folding */
+    if (!PyArg_ParseTuple(args, "On|p:read_and_scan", &path, &limit, &with_digest)) return NULL;
     if (!PyUnicode_FSConverter(path, &encoded)) return NULL;
     int fd, error = 0;
     struct stat info;
@@ -80,7 +81,7 @@ PyObject *read_and_scan(PyObject *module, PyObject *args) {
         got += count;
     }
     close(fd);
-    if (!error) status = scan_find(s, got, &found, &digest);
+    if (!error) status = scan_find(s, got, &found, with_digest ? &digest : NULL);
     Py_END_ALLOW_THREADS
     if (error) {
         Py_DECREF(data);
@@ -93,7 +94,7 @@ PyObject *read_and_scan(PyObject *module, PyObject *args) {
         Py_DECREF(data);
         return NULL;
     }
-    PyObject *code = !error && digest.complete ? code_digest_bytes(&digest) : Py_NewRef(Py_None);
+    PyObject *code = !error && with_digest && digest.complete ? code_digest_bytes(&digest) : Py_NewRef(Py_None);
     if (code == NULL) {
         Py_DECREF(data);
         Py_DECREF(scanned);

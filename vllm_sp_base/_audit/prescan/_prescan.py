@@ -93,23 +93,26 @@ HARMLESS_QUALIFIED = frozenset(
 _BUILTIN_NAMES = frozenset(q.split(".", 1)[1] for q in HARMLESS_QUALIFIED if q.startswith("builtins."))
 
 
+#: The last names of those: a base named otherwise is no harmless class, whatever its imports.
+_HARMLESS_LAST_NAMES = frozenset(q.rsplit(".", 1)[1] for q in HARMLESS_QUALIFIED)
+
+
 def _known_bases(file_scan: FileScan) -> dict[str, frozenset[str]]:
-    """For each base written in the file, the classes its imports make it
-    (``torch.nn.Module`` for ``nn.Module`` after ``import torch.nn as nn``;
-    every binding of its first name; empty where they do not say)."""
-    bound: dict[str, set[str]] = defaultdict(set)
-    for local, module in file_scan.imported:
-        bound[local].add(f"{module}.{{}}")  # the imported name is filled in below
-    for alias, original in file_scan.aliases:
-        if alias in bound:
-            bound[alias] = {q.replace("{}", original) for q in bound[alias]}
-    for local, module in file_scan.modules:
-        bound[local].add(module)
+    """For each base written in the file that may be a harmless class, the
+    classes its imports make it (``torch.nn.Module`` for ``nn.Module`` after
+    ``import torch.nn as nn``; every binding of its first name; empty where
+    they do not say, or where its last name is none of theirs)."""
     known: dict[str, frozenset[str]] = {}
+    bound: dict[str, set[str]] | None = None
     for cls in file_scan.classes:
         for written in cls.written:
             if written in known:
                 continue
+            if written.rpartition(".")[2] not in _HARMLESS_LAST_NAMES:
+                known[written] = frozenset()
+                continue
+            if bound is None:
+                bound = _bindings(file_scan)
             head, dot, rest = written.partition(".")
             if head not in bound:
                 builtin = not dot and head in _BUILTIN_NAMES
@@ -119,6 +122,19 @@ def _known_bases(file_scan: FileScan) -> dict[str, frozenset[str]]:
     return known
 
 
+def _bindings(file_scan: FileScan) -> dict[str, set[str]]:
+    """What each name the file imports is bound to (``{}``: the imported name)."""
+    bound: dict[str, set[str]] = defaultdict(set)
+    for local, module in file_scan.imported:
+        bound[local].add(f"{module}.{{}}")  # the imported name is filled in below
+    for alias, original in file_scan.aliases:
+        if alias in bound:
+            bound[alias] = {q.replace("{}", original) for q in bound[alias]}
+    for local, module in file_scan.modules:
+        bound[local].add(module)
+    return bound
+
+
 @dataclass(frozen=True)
 class Candidates:
     names: set[str]  # classes that can be constructed past a skipped __init__ that sets
@@ -126,19 +142,22 @@ class Candidates:
     subclassed: frozenset[str] = frozenset()  # names some class header lists as a base (or aliases of them)
 
 
-@dataclass(frozen=True)
 class _Class:
-    """A class as one file writes it: its scan, and which of its bases that
-    file's imports make a harmless class from outside (``HARMLESS_QUALIFIED``)."""
+    """A class as one file writes it: its scan, and for each base (last name,
+    harmless: that file's imports make it a harmless class from outside
+    (``HARMLESS_QUALIFIED``), may be a class from outside the tree); whether a
+    base is torch's Module itself."""
 
-    scan: ClassScan
-    harmless: tuple[bool, ...]
-    torch_module: bool  # a base is torch's Module itself
+    __slots__ = ("bases", "scan", "torch_module")
 
-    def bases(self) -> list[tuple[str, bool, bool]]:
-        """(last name, harmless, may be a class from outside the tree) of each base."""
-        return [(name, harmless, "." in written or name == "?")
-                for name, written, harmless in zip(self.scan.bases, self.scan.written, self.harmless)]
+    def __init__(self, scan: ClassScan, known: dict[str, frozenset[str]]) -> None:
+        self.scan = scan
+        what = [known[w] for w in scan.written]
+        self.bases = [
+            (name, bool(q) and q <= HARMLESS_QUALIFIED, "." in written or name == "?")
+            for name, written, q in zip(scan.bases, scan.written, what)
+        ]
+        self.torch_module = any(q and q <= TORCH_MODULE for q in what)
 
 
 def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Candidates:
@@ -165,9 +184,7 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
             aliases[original].add(alias)
         known = _known_bases(file_scan) if file_scan.classes else {}
         for scan in file_scan.classes:
-            what = [known[w] for w in scan.written]
-            cls = _Class(scan, tuple(bool(q) and q <= HARMLESS_QUALIFIED for q in what),
-                         any(q and q <= TORCH_MODULE for q in what))
+            cls = _Class(scan, known)
             by_name[scan.name].append(cls)
             all_classes.append(cls)
             for base in scan.bases:
@@ -206,13 +223,13 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
         classes = by_name.get(name, [])
         if name == "?" or name in installed_names or not audited(name):
             return True  # may be an installed class, or an expression
-        if any(c.scan.init_sets or any(outside(*base) for base in c.bases()) for c in classes):
+        if any(c.scan.init_sets or any(outside(*base) for base in c.bases) for c in classes):
             return True
         return None
 
     def decided_by(name: str) -> list[str]:
         """The audited names whose classes decide for ``name`` (the others said already)."""
-        return [b for c in by_name.get(name, ()) for b, *rest in c.bases() if outside(b, *rest) is None] + sorted(
+        return [b for c in by_name.get(name, ()) for b, *rest in c.bases if outside(b, *rest) is None] + sorted(
             alias_of.get(name, ()))
 
     def may_set(name: str) -> bool:
@@ -259,11 +276,11 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
     non_chaining = close({
         c.scan.name for c in all_classes
         if (c.scan.has_init and (not c.scan.init_chains or c.scan.init_explicit))
-        or any(outside(*base) for base in c.bases())
+        or any(outside(*base) for base in c.bases)
     })
     tainted: set[str] = set()
     for cls in all_classes:
-        scan, bases = cls.scan, cls.bases()
+        scan, bases = cls.scan, cls.bases
         skips = scan.has_init and not scan.init_chains
         if skips and (cls.torch_module or any(base_may_set(*base) for base in bases)):
             tainted.add(scan.name)
@@ -272,6 +289,14 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
             if ends_chain and any(base_may_set(*later) for later in bases[i + 1:]):
                 tainted.add(scan.name)
     names = close(tainted)
+    # A base bound where the pre-scan does not look (``A, B = Base, Other``,
+    # ``(A := Base)``, a function's result) may be any class, a tainted one too.
+    if names:
+        names |= close({
+            c.scan.name for c in all_classes
+            if any(not written_outside and not harmless and not audited(base) and base not in installed_names
+                   for base, harmless, written_outside in c.bases)
+        })
     todo = list(names)
     in_mros: set[str] = set()
     while todo:

@@ -112,13 +112,13 @@ class Sources:
             return None, None  # tried before
         try:
             try:
-                data, found, digest, self.seen[path] = _read_and_scan(path) if lexing else _read(path)
+                data, found, digest, self.seen[path] = _read_and_scan(path, self.cache.enabled) if lexing else _read(path)
             except (OSError, TooBig):
                 # Tried again after a stat, so the stat the record keeps was
                 # taken before the read that failed: a file that appears or
                 # becomes readable after it differs from it (see ``_record``).
                 self.seen[path] = stat_key(path)
-                data, found, digest, self.seen[path] = _read_and_scan(path) if lexing else _read(path)
+                data, found, digest, self.seen[path] = _read_and_scan(path, self.cache.enabled) if lexing else _read(path)
         except TooBig as big:
             self.unreadable.add(path)
             self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
@@ -199,11 +199,11 @@ def _read(path: str) -> tuple[bytes, None, None, StatKey]:
     return data, None, None, seen
 
 
-def _read_and_scan(path: str) -> tuple[bytes, Any, bytes | None, StatKey]:
+def _read_and_scan(path: str, with_digest: bool = True) -> tuple[bytes, Any, bytes | None, StatKey]:
     """``read_with_stat``, the compiled lexer's scan of the bytes and their
     code digest (``code_key``), in one call and one lexing pass."""
     assert read_and_scan is not None
-    answer = read_and_scan(path, MAX_FILE_BYTES)
+    answer = read_and_scan(path, MAX_FILE_BYTES, with_digest)
     if answer[0] is None:
         raise TooBig(answer[1])
     data, found, digest, seen = answer
