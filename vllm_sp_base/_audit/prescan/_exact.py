@@ -94,20 +94,25 @@ def _class(node: ast.ClassDef) -> ClassScan:
     return scan
 
 
+def _blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists of a compound statement that still run in its scope
+    (if/for/while/with/try/match; not a function's or a class's)."""
+    if isinstance(stmt, _BLOCKS):
+        yield from (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", []))
+        yield from (handler.body for handler in getattr(stmt, "handlers", []))
+    elif isinstance(stmt, ast.Match):
+        yield from (case.body for case in stmt.cases)
+
+
 def _inits(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
     """Each ``__init__`` defined in a class body, under if/try/with/... too."""
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if stmt.name == "__init__":
                 yield stmt
-        elif isinstance(stmt, _BLOCKS):
-            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+        else:
+            for block in _blocks(stmt):
                 yield from _inits(block)
-            for handler in getattr(stmt, "handlers", []):
-                yield from _inits(handler.body)
-        elif isinstance(stmt, ast.Match):
-            for case in stmt.cases:
-                yield from _inits(case.body)
 
 
 def _self_name(init: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -194,9 +199,6 @@ def _module_aliases(body: list[ast.stmt]) -> list[tuple[str, str]]:
             original = _dotted(value)
             if original is not None and original.rsplit(".", 1)[-1] != target.id:
                 found.append((target.id, original.rsplit(".", 1)[-1]))
-        if isinstance(stmt, _BLOCKS):
-            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                found += _module_aliases(block)
-            for handler in getattr(stmt, "handlers", []):
-                found += _module_aliases(handler.body)
+        for block in _blocks(stmt):
+            found += _module_aliases(block)
     return found
