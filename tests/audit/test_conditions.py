@@ -72,7 +72,7 @@ def test_a_negated_test_reads_as_written(tmp_path: Path) -> None:
                 else:
                     return self.pooler(x)
 
-        class Draft(Base):
+        class Embedder(Base):
             def __init__(self):
                 nn.Module.__init__(self)
     """))

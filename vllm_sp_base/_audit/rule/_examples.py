@@ -454,6 +454,36 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, name="redefined-class-is-the-latest"),
+    Example("""
+        from torch import nn
+        class LlamaForCausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pooler = nn.Identity()
+                self.logits = nn.Identity()
+            def forward(self, hidden, get_embedding=False):
+                if not get_embedding:
+                    return self.logits(hidden)
+                return self.pooler(hidden)  # only an embedding-mode runner asks this
+        class LlamaForCausalLMEagle3(LlamaForCausalLM):
+            def __init__(self):
+                nn.Module.__init__(self)  # a draft: the engine never runs it in embedding mode
+                self.logits = nn.Identity()
+    """, name="draft-never-in-embedding-mode"),
+    Example("""
+        from torch import nn
+        class Target(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.aux_layers = ()
+            def forward(self, x):
+                return x
+            def set_aux_hidden_state_layers(self, layers):
+                self.aux_layers = layers + self.extra  # asked of the target only
+        class EagleTarget(Target):
+            def __init__(self):
+                nn.Module.__init__(self)  # a draft: EAGLE-3's layers are set on the target
+    """, name="draft-gets-no-target-feature"),
 )
 
 
@@ -805,4 +835,21 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Block", "scale", "error"),), name="class-redefined-from-itself"),
+    Example("""
+        from torch import nn
+        class LlamaForCausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pooler = nn.Identity()
+                self.logits = nn.Identity()
+            def forward(self, hidden, get_embedding=False):
+                if not get_embedding:
+                    return self.logits(hidden)
+                else:
+                    return self.pooler(hidden)
+        class LlamaEmbeddingModel(LlamaForCausalLM):
+            def __init__(self):
+                nn.Module.__init__(self)  # a target: served in embedding mode, it reads the pooler
+                self.logits = nn.Identity()
+    """, (("LlamaEmbeddingModel", "pooler", "warning"),), name="target-in-embedding-mode"),
 )

@@ -24,7 +24,7 @@ from vllm_sp_base._audit.semantics._construction import (
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
-from vllm_sp_base._audit.semantics._runtime import entry_points_for, feature
+from vllm_sp_base._audit.semantics._runtime import entry_points_for, feature, role_facts
 from vllm_sp_base._audit.summaries._events import requirements
 
 
@@ -111,7 +111,8 @@ class SkippedInitRead:
         )
         reached = reach(model, missing, entries, features)
         tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
-        decided = decided_constants(model, built, tested, only_skipped) if tested else {}
+        # What construction's constants and the engine's role for the class decide.
+        decided = {**role_facts(model), **decided_constants(model, built, tested, only_skipped)} if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)
         # Only now, for the few attributes left: it parses every method that may name them.

@@ -5,11 +5,14 @@ points. The rule asks it which methods run on a built instance of a class.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._project import ClassRef
+from vllm_sp_base._audit.summaries._conditions import LOCAL
+from vllm_sp_base._audit.summaries._events import Known
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 
@@ -22,10 +25,12 @@ class Feature:
 
     label: str
     needs: str | None = None
+    for_drafts: bool = True  # False: the engine calls it on the target model only
 
 
 _EPLB = Feature("with EPLB (--enable-eplb)", needs="num_moe_layers")
-_EAGLE3 = Feature("with EAGLE-3 speculative decoding on this model")
+# The runner asks the target for the hidden states the draft reads, never the draft.
+_EAGLE3 = Feature("with EAGLE-3 speculative decoding on this model", for_drafts=False)
 _MROPE = Feature("with M-RoPE positions (the model's config uses M-RoPE)")
 _ENCODER_GRAPHS = Feature("with encoder CUDA graphs")
 _PRUNING = Feature("with multimodal pruning (--video-pruning-rate > 0)")
@@ -49,6 +54,32 @@ FEATURES: dict[str, Feature] = {
 }
 
 
+#: How the engines name a speculative-decoding draft's architecture (vLLM's
+#: ``_SPECULATIVE_DECODING_MODELS``: ``EagleLlamaForCausalLM``, ``DeepSeekMTP``,
+#: ``DFlashQwen3ForCausalLM``; sglang's draft architectures:
+#: ``LlamaForCausalLMEagle3``, ``DeepseekV3ForCausalLMNextN``) and the models
+#: such a draft builds (``MistralLarge3EagleModel``).
+DRAFT_NAME = re.compile(r"Eagle|EAGLE|NextN|Nextn|MTP|Mtp|Medusa|DFlash|Dflash|DSpark|Draft")
+#: Keyword arguments of ``forward`` that an engine passes true only in a mode
+#: it never runs a draft in: sglang's model runner passes ``get_embedding=True``
+#: only when it serves an embedding model (``--is-embedding``), and its
+#: scheduler then runs no draft (``srt/model_executor/model_runner.py``).
+NOT_FOR_DRAFTS = ("get_embedding",)
+
+
+def is_draft(model: ClassModel) -> bool:
+    """Whether the engine builds the class as a speculative-decoding draft (or inside one)."""
+    return DRAFT_NAME.search(_name(model, 0)) is not None
+
+
+def role_facts(model: ClassModel) -> Known:
+    """What the role the engine gives the class decides of the tests on the
+    way (a draft: ``if get_embedding:`` fails)."""
+    if not is_draft(model):
+        return {}
+    return {f"{LOCAL}{name}": [("false", "")] for name in NOT_FOR_DRAFTS}
+
+
 def feature(entry: str) -> Feature:
     return FEATURES.get(entry) or Feature(f"with the feature that calls {entry}")
 
@@ -70,13 +101,15 @@ def plain_entry_points(model: ClassModel, drives: Sequence[tuple[str, Sequence[s
     return tuple(dict.fromkeys(method for base, methods in drives if base in names for method in methods))
 
 
-def gated(entries: Sequence[str], sets: set[str], anything: bool) -> list[str]:
+def gated(entries: Sequence[str], sets: set[str], anything: bool, draft: bool = False) -> list[str]:
     """The feature entry points the engine calls on an instance that has
     ``sets`` (what construction or the class gives it; ``anything``: names
-    the source does not show) : those whose feature check it passes."""
+    the source does not show): those whose feature check it passes, and on a
+    draft only those the engine calls on drafts."""
     return [
         entry for entry in entries
-        if (needs := feature(entry).needs) is None or anything or needs in sets
+        if ((needs := feature(entry).needs) is None or anything or needs in sets)
+        and (feature(entry).for_drafts or not draft)
     ]
 
 
@@ -90,5 +123,5 @@ def entry_points_for(
     the source does not show); a plain class what ``drives`` says the engine
     calls on it, and nothing for the others."""
     if is_module(model):
-        return entries, gated(features, has, anything)
+        return entries, gated(features, has, anything, is_draft(model))
     return plain_entry_points(model, drives), ()

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vllm_sp_base._audit.summaries._conditions import LITERAL_TYPES, EnclosingTests
+from vllm_sp_base._audit.summaries._conditions import LITERAL_TYPES, LOCAL, EnclosingTests
 from vllm_sp_base._audit.summaries._events import (
     REQUIREMENT_SEPARATOR,
     Assert,
@@ -64,11 +64,18 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_block(self, statements: Sequence[ast.AST]) -> None:
         """Statements in order, up to one that ends the block (``return``,
-        ``raise``, ``break``, ``continue``): the rest never runs."""
+        ``raise``, ``break``, ``continue``): the rest never runs; and after an
+        ``if`` whose body ends the block, the rest runs where its test failed."""
+        passed = 0
         for stmt in statements:
             self.visit(stmt)
             if type(stmt) in _ENDS_BLOCK:
-                return
+                break
+            if type(stmt) is ast.If and not stmt.orelse and type(stmt.body[-1]) in _ENDS_BLOCK:
+                self.tests.push_passed(stmt.test)
+                passed += 1
+        if passed:
+            self.tests.pop_passed(passed)
 
     def __init__(
         self, events: list[Event], method_name: str, self_name: str, class_name: str, line_offset: int = 0
@@ -115,7 +122,8 @@ class MethodVisitor(ast.NodeVisitor):
         self.visit(node.test)
         if node.msg is not None:
             self._branch([node.msg])
-        needs = self.tests.requirements(node.test, True)
+        # What it says of the method's own names holds in this call only.
+        needs = [n for n in self.tests.requirements(node.test, True) if LOCAL not in n]
         if needs:
             self.events.append(Assert(REQUIREMENT_SEPARATOR.join(needs), self._line(node), self.depth > 0))
 
