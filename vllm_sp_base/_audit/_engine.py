@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import marshal
 import os
 import sys
 import time
@@ -280,6 +281,9 @@ def _check(
         for key, value in checked.entries:
             if key not in sources.memo:  # the cache only: it comes without its file's bytes
                 sources.cache.put(key, value)
+        for key, data in checked.stored:
+            if key not in sources.memo:
+                sources.cache.put_plain(key, marshal.loads(data))
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
     result.unresolved.sort(key=lambda u: (u.path, u.line, u.base))
     result.unused_noqa = _unused_noqa(discovered, sources, used)

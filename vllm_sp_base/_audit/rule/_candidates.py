@@ -3,6 +3,7 @@ process, each resolving and parsing what its candidates' MROs need."""
 
 from __future__ import annotations
 
+import marshal
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,12 +16,11 @@ from vllm_sp_base._audit.semantics._built import only_a_base
 from vllm_sp_base._audit.semantics._outside import set_on_every_build
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.semantics._unresolved import unresolved_bases
+from vllm_sp_base._audit.sources._stored import to_plain
 from vllm_sp_base._audit.sources._workers import processes
 from vllm_sp_base._audit.summaries._summaries import (
     BodyDoesNotParse,
     ClassInfo,
-    ModuleInfo,
-    detach_sources,
     python_name,
     shadowed,
 )
@@ -58,6 +58,9 @@ class Checked:
     modules: dict[str, tuple[str, bool] | None] = field(default_factory=dict)  # how each module resolved
     seen: list[tuple[str, tuple[int, int, int] | None]] = field(default_factory=list)  # stat of each file read
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
+    # From a forked child: the new entries as the cache stores them, marshalled
+    # (the parent only stores them; pickling the objects would cost ~2x).
+    stored: list[tuple[bytes, bytes]] = field(default_factory=list)
     only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
     unresolved: list[Unresolved] = field(default_factory=list)  # bases that resolve to no class
     noqa_used: list[tuple[str, int]] = field(default_factory=list)  # (path, line) of a noqa that suppressed
@@ -135,11 +138,11 @@ class CandidateChecker:
         checked.keys = list(sources.keys.items())[keys_before:]
         checked.modules = project.resolved()
         checked.seen = list(sources.seen.items())[seen_before:]
-        checked.entries = [(key, sources.memo[key]) for key in sources.stored[stored_before:]]
-        if os.getpid() != self.home:  # a forked child, done: the bytes need not travel back
-            for _, value in checked.entries:
-                if isinstance(value, ModuleInfo):
-                    detach_sources(value)
+        entries = [(key, sources.memo[key]) for key in sources.stored[stored_before:]]
+        if os.getpid() != self.home:  # a forked child, done: plain values travel back
+            checked.stored = [(key, marshal.dumps(to_plain(value))) for key, value in entries]
+        else:
+            checked.entries = entries
         return checked
 
     def _not_set_from_outside(self, class_name: str, findings: list[Finding]) -> list[Finding]:

@@ -182,6 +182,12 @@ class Cache:
             self._added[key] = value
             self._dirty.add("files")
 
+    def put_plain(self, key: bytes, plain: Any) -> None:
+        """An entry already as ``to_plain`` makes it (from a forked checker)."""
+        if self.enabled:
+            self.entries[key] = plain
+            self._dirty.add("files")
+
     def get_run(self, key: bytes) -> Any:
         """The plain record filed under ``key`` (its reader checks its shape)."""
         if not self.enabled:
