@@ -472,6 +472,25 @@ VALID = (
     """, name="draft-never-in-embedding-mode"),
     Example("""
         from torch import nn
+        class Tuner(nn.Module):
+            def __init__(self, model, config):
+                super().__init__()
+                self.config = config
+                self.inject()
+            def inject(self):
+                return self.config  # runs only inside Tuner.__init__, after the set
+            def forward(self, x):
+                return self.model(x)
+        class Lora(Tuner):
+            def __init__(self, model, config=None):
+                if config is not None:
+                    super().__init__(model, config)
+                else:
+                    nn.Module.__init__(self)
+                self.model = model
+    """, name="conditional-init-reads-what-it-set"),
+    Example("""
+        from torch import nn
         class Target(nn.Module):
             def __init__(self):
                 super().__init__()

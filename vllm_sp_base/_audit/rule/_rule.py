@@ -165,7 +165,9 @@ class SkippedInitRead:
                 model, self.entry_points, self.feature_entry_points, self.plain_entry_points,
                 built.sets | class_level, built.sets_any,
             )
-            early = {a: ("__init__", r) for a, r in built.read_unless_set.items() if a in lacks}
+            # A read inside that ``__init__`` does not run when it does not.
+            early = {a: ("__init__", r) for a, r in built.read_unless_set.items()
+                     if a in lacks and index not in _inits_on_the_way(r)}
             reached = reach(model, set(lacks) - set(early), entries, features)
             set_later = self._set_elsewhere(model, set(reached), set(built.executed))
             reached = {a: r for a, r in reached.items() if a not in set_later} | early
@@ -258,6 +260,14 @@ def _class_level(model: ClassModel) -> set[str]:
         if info is not None:
             found |= info.class_attrs - slotted
             slotted |= info.slots - found
+    return found
+
+
+def _inits_on_the_way(read: Reached) -> set[int]:
+    """The MRO indexes of the ``__init__``s a read during construction runs in."""
+    found = {step.owner for step in read.chain if step.method == "__init__"}
+    if read.method == "__init__":
+        found.add(read.owner)
     return found
 
 
