@@ -126,9 +126,10 @@ class CandidateChecker:
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue
-                if findings and self._may_be_a_base(class_name) and only_a_base(class_name, self._spelling(class_name)):
+                if (findings and self._may_be_a_base(class_name)
+                        and only_a_base(class_name, self._spelling(class_name))):
                     checked.only_bases.append(str(ClassRef(name, key)))
-                    continue  # never built on its own: its subclasses are checked
+                    continue  # never built on its own: its subclasses, and who runs its __init__, are checked
                 findings = self._not_set_from_outside(class_name, findings)
                 kept = [f for f in findings if not self._suppressed(project, path, cls, f, checked)]
                 checked.suppressed += len(findings) - len(kept)
@@ -178,10 +179,14 @@ class CandidateChecker:
         return False
 
     def _may_be_a_base(self, name: str) -> bool:
-        """Whether ``name`` may be only a base: a class header names it, or it is
+        """Whether ``name`` may be only a base: a class header names it, it is
         private (a base made at run time, ``type(name, (cls, _Base), {})``, is in
-        no header). Any other class is a leaf: built, not searched for."""
-        return self.subclassed is None or name in self.subclassed or name.startswith("_")
+        no header), or another class runs its ``__init__`` (``Name.__init__(self)``,
+        a helper). Any other class is a leaf: built, not searched for."""
+        if self.subclassed is None or name in self.subclassed or name.startswith("_"):
+            return True
+        helper = f"{name}.__init__".encode()
+        return any(helper in data for _, data in self._spelling(name))
 
     def _spelling(self, name: str) -> list[tuple[str, bytes]]:
         """The audited files (and their bytes, read before the groups were

@@ -490,6 +490,49 @@ VALID = (
                 self.model = model
     """, name="conditional-init-reads-what-it-set"),
     Example("""
+        class WorkerBase:
+            def __init__(self, config):
+                self.model_config = config.model
+            def execute_model(self, batch):
+                return self.model_config(batch)
+        class DelegateWorker(WorkerBase):
+            def __init__(self, config):
+                self.worker = WorkerBase(config)  # skips WorkerBase.__init__, but:
+            def __getattr__(self, name):
+                return getattr(self.worker, name)  # what it lacks, the delegate answers
+    """, name="delegate-getattr-answers"),
+    Example("""
+        from torch import nn
+        from not_installed_anywhere import RemoteTrainer
+        class Trainer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scheduler = None
+            def forward(self, x):
+                return self.scheduler
+        class PPO(RemoteTrainer, Trainer):
+            def __init__(self):
+                RemoteTrainer.__init__(self)  # code not shown: its super().__init__() may run Trainer's
+                self.lr = self.scheduler
+    """, name="unresolved-base-init-called"),
+    Example("""
+        from torch import nn
+        class LinearBase(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bias = None
+            def forward(self, x):
+                return x + self.bias
+        class AscendLinearBase(LinearBase):
+            def __init__(self):
+                nn.Module.__init__(self)  # never built: a helper others run on themselves
+                self.weight = None
+        class AscendLinear(LinearBase):
+            def __init__(self):
+                AscendLinearBase.__init__(self)
+                self.bias = 0
+    """, name="init-helper-never-built"),
+    Example("""
         from torch import nn
         class Target(nn.Module):
             def __init__(self):

@@ -84,6 +84,10 @@ class SkippedInitRead:
             return []
         if model.marked("__new__", "returns_other"):
             return []  # C(...) builds other classes: they are checked
+        if model.marked("__getattr__", "raises_attribute_error") is False:
+            # A ``__getattr__`` that may answer (a delegate's ``getattr(self.worker,
+            # name)``) serves what the skipped ``__init__`` left unset: no read is sure to fail.
+            return []
         built = construct(model)
         findings = self._skipped(model, ref, built)
         if built.skipped_unless and not built.raises:
@@ -123,17 +127,16 @@ class SkippedInitRead:
             reached = {a: r for a, r in reached.items() if a not in set_later}
         if not (early or reached or self.show_unreachable):
             return []
-        unsure = model.marked("__getattr__", "raises_attribute_error") is False  # it may answer
         findings: list[tuple[str, str, Reached]] = []  # (severity, entry, read)
         for read in early.values():
-            severity = "warning" if read.conditional or unsure else "error"
+            severity = "warning" if read.conditional else "error"
             findings.append((severity, "__init__", read))
         # Where building surely fails, nothing after it runs: the rest can wait.
         built_fails = any(severity == "error" for severity, _, _ in findings)
         for attr in sorted(missing):
             if attr in reached:
                 entry, read = reached[attr]
-                sure = not (read.conditional or unsure or built.sets_any or built_fails)
+                sure = not (read.conditional or built.sets_any or built_fails)
                 findings.append(("error" if sure else "warning", entry, read))
         if self.show_unreachable:
             left = missing - set(reached)

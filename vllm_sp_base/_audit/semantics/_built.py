@@ -21,8 +21,9 @@ MAX_FILES = 40
 
 def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
     """Whether every mention of ``name`` in ``texts`` ((path, bytes) of each
-    audited file) is a base in a class header, an import, or its own
-    definition, and at least one is a base."""
+    audited file) is a base in a class header, an ``__init__`` run on another
+    class's instance (``Name.__init__(self, ...)``, a helper), an import, or
+    its own definition, and at least one is a base or such a call."""
     spelled = name.encode()
     word = re.compile(rb"(?<!\w)" + re.escape(spelled) + rb"(?!\w)")
     # A call or a quoted name, anywhere (a comment too): built, no parse needed.
@@ -43,7 +44,7 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
         uses.visit(tree)
         if uses.other:
             return False
-        as_base |= uses.as_base
+        as_base |= uses.as_base or uses.init_run
     return as_base
 
 
@@ -52,7 +53,9 @@ class _Uses(ast.NodeVisitor):
         self.name = name
         self.exports = exports  # a package's __init__.py: what it imports, it exports
         self.as_base = False
+        self.init_run = False  # ``Name.__init__(self, ...)``: its code runs, no Name is built
         self.other = False
+        self.inside = 0  # in the class's own body: its own ``Name.__init__(self)`` is no helper use
 
     def _names(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Name):
@@ -68,8 +71,13 @@ class _Uses(ast.NodeVisitor):
                 self.as_base |= node.name != self.name or not isinstance(base, ast.Name)
             else:
                 self.visit(base)
-        for item in [*node.keywords, *node.decorator_list, *node.body]:
+        for item in [*node.keywords, *node.decorator_list]:
             self.visit(item)
+        own = node.name == self.name
+        self.inside += own
+        for item in node.body:
+            self.visit(item)
+        self.inside -= own
 
     def visit_Call(self, node: ast.Call) -> None:
         # type(name, (Base, Other), namespace): a class made at run time.
@@ -89,6 +97,10 @@ class _Uses(ast.NodeVisitor):
         self.other |= node.id == self.name
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "__init__" and isinstance(node.value, ast.Name) and node.value.id == self.name:
+            self.init_run |= not self.inside
+            self.other |= bool(self.inside)
+            return
         self.other |= node.attr == self.name
         self.visit(node.value)
 

@@ -102,6 +102,14 @@ class ClassModel:
         resolved = self._resolve(owner, call)
         return isinstance(resolved, ClassRef) and resolved not in self._index
 
+    def opaque_base(self, call: Call) -> int | None:
+        """The MRO index of the unresolved base an explicit call names
+        (``PPOTrainer.__init__(self)``, ``PPOTrainer`` a base the source does not show)."""
+        if call.kind != "explicit" or call.target is None:
+            return None
+        return next((index for index, entry in enumerate(self.mro)
+                     if isinstance(entry, Opaque) and entry.text == call.target), None)
+
     def _resolve(self, owner: ClassRef, call: Call) -> Target | None:
         assert call.target is not None
         first, dot, rest = call.target.partition(".")

@@ -122,10 +122,17 @@ def construct(model: ClassModel) -> Construction:
             target = step.target
             if event.name == "__init__" and target is not None and target[1] is not None:
                 init_calls.setdefault(target[0], []).append(step)
+            unknown = None  # an __init__ the source does not show runs from this MRO index on
             if event.name == "__init__" and target is not None and target[1] is None:
-                built.unknown_from = min(target[0], built.unknown_from or target[0])
-            elif event.name == "__init__" and target is None and model.outside_mro(step.owner, event):
-                built.unknown_from = 0  # an __init__ from outside the MRO: who is built is unclear
+                unknown = target[0]
+            elif event.name == "__init__" and target is None:
+                # ``Base.__init__(self)`` of a base that resolves to no class the source
+                # shows; or an __init__ from outside the MRO: who is built is unclear.
+                unknown = model.opaque_base(event)
+                if unknown is None and model.outside_mro(step.owner, event):
+                    unknown = 0
+            if unknown is not None:
+                built.unknown_from = unknown if built.unknown_from is None else min(unknown, built.unknown_from)
             continue
         names = _set_names(model, step)
         if names is None:

@@ -113,6 +113,16 @@ def gated(entries: Sequence[str], sets: set[str], anything: bool, draft: bool = 
     ]
 
 
+def in_a_test(module: str) -> bool:
+    """Whether ``module`` is a test's (``tests.``, ``test_x``, ``x_test``,
+    ``conftest``): a class there is a double the test builds and calls what it
+    calls; no engine runs its entry points."""
+    parts = module.split(".")
+    last = parts[-1]
+    return (any(part in ("test", "tests") for part in parts[:-1])
+            or last.startswith("test_") or last.endswith("_test") or last == "conftest")
+
+
 def entry_points_for(
     model: ClassModel, entries: Sequence[str], features: Sequence[str],
     drives: Sequence[tuple[str, Sequence[str]]], has: set[str], anything: bool,
@@ -121,7 +131,10 @@ def entry_points_for(
     feature entry points). A torch module gets ``entries`` and the features
     whose check an instance with ``has`` passes (``anything``: it sets names
     the source does not show); a plain class what ``drives`` says the engine
-    calls on it, and nothing for the others."""
+    calls on it, and nothing for the others; a test's double nothing."""
+    first = model.mro[0]
+    if isinstance(first, ClassRef) and in_a_test(first.module):
+        return (), ()
     if is_module(model):
         return entries, gated(features, has, anything, is_draft(model))
     return plain_entry_points(model, drives), ()
