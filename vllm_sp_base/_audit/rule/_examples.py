@@ -534,6 +534,18 @@ VALID = (
     """, name="init-helper-never-built"),
     Example("""
         from torch import nn
+        class LlamaForCausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lm_head = nn.Linear(8, 8)
+            def compute_logits(self, hidden):
+                return self.lm_head(hidden)
+        class EagleLlamaForCausalLM(LlamaForCausalLM):
+            def __init__(self):
+                nn.Module.__init__(self)  # a draft: the proposer gives it the target's lm_head
+    """, name="draft-head-shared-by-the-engine"),
+    Example("""
+        from torch import nn
         class Target(nn.Module):
             def __init__(self):
                 super().__init__()
@@ -914,4 +926,16 @@ INVALID = (
                 nn.Module.__init__(self)  # a target: served in embedding mode, it reads the pooler
                 self.logits = nn.Identity()
     """, (("LlamaEmbeddingModel", "pooler", "warning"),), name="target-in-embedding-mode"),
+    Example("""
+        from torch import nn
+        class LlamaForCausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lm_head = nn.Linear(8, 8)
+            def compute_logits(self, hidden):
+                return self.lm_head(hidden)
+        class LlamaScorer(LlamaForCausalLM):
+            def __init__(self):
+                nn.Module.__init__(self)  # a target: nothing gives it a head
+    """, (("LlamaScorer", "lm_head", "error"),), name="target-head-not-shared"),
 )

@@ -24,7 +24,12 @@ from vllm_sp_base._audit.semantics._construction import (
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
-from vllm_sp_base._audit.semantics._runtime import entry_points_for, feature, role_facts
+from vllm_sp_base._audit.semantics._runtime import (
+    entry_points_for,
+    feature,
+    role_facts,
+    set_by_the_engine,
+)
 from vllm_sp_base._audit.summaries._events import requirements
 
 
@@ -122,7 +127,7 @@ class SkippedInitRead:
         # Only now, for the few attributes left: it parses every method that may name them.
         asked = missing if self.show_unreachable else set(reached)
         if asked:
-            set_later = self._set_elsewhere(model, asked, only_skipped)
+            set_later = self._set_elsewhere(model, asked, only_skipped) | (set_by_the_engine(model) & asked)
             missing -= set_later
             reached = {a: r for a, r in reached.items() if a not in set_later}
         if not (early or reached or self.show_unreachable):
@@ -172,7 +177,7 @@ class SkippedInitRead:
             early = {a: ("__init__", r) for a, r in built.read_unless_set.items()
                      if a in lacks and index not in _inits_on_the_way(r)}
             reached = reach(model, set(lacks) - set(early), entries, features)
-            set_later = self._set_elsewhere(model, set(reached), set(built.executed))
+            set_later = self._set_elsewhere(model, set(reached), set(built.executed)) | set_by_the_engine(model)
             reached = {a: r for a, r in reached.items() if a not in set_later} | early
             for attr in sorted(reached):
                 entry, read = reached[attr]

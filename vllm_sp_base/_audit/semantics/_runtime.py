@@ -67,6 +67,17 @@ DRAFT_NAME = re.compile(r"Eagle|EAGLE|NextN|Nextn|MTP|Mtp|Medusa|DFlash|Dflash|D
 NOT_FOR_DRAFTS = ("get_embedding",)
 
 
+#: What the engine assigns on a built draft before it runs it: vLLM's proposer
+#: shares the target's head (``self.model.lm_head = target_language_model.lm_head``
+#: in ``load_model``, ``vllm/v1/spec_decode/llm_base_proposer.py``).
+SET_ON_DRAFTS = frozenset({"lm_head"})
+
+
+def set_by_the_engine(model: ClassModel) -> frozenset[str]:
+    """Attributes the engine assigns on a built instance of the class."""
+    return SET_ON_DRAFTS if is_draft(model) else frozenset()
+
+
 def is_draft(model: ClassModel) -> bool:
     """Whether the engine builds the class as a speculative-decoding draft (or inside one)."""
     return DRAFT_NAME.search(_name(model, 0)) is not None
