@@ -1,8 +1,8 @@
 """What writing the cache costs a run (#22, point 10): the code key of every
 audited file comes from the pre-scan's own lexing pass (``read_and_scan``
-folds the digest as it scans), so a first run lexes each file once, as a
-``--no-cache`` run does; and the digest so folded is ``code_digest``'s, on
-any source."""
+folds the digest as it scans), so a run that writes the cache lexes each file
+once, as a ``--no-cache`` run does (a first run, on no cache, folds none);
+and the digest so folded is ``code_digest``'s, on any source."""
 
 from __future__ import annotations
 
@@ -90,6 +90,17 @@ def _counting_digests(patch: pytest.MonkeyPatch) -> list[int]:
     return lexed
 
 
+def _seeded(tmp_path: Path) -> Path:
+    """A cache an earlier run on another tree wrote: a first run (no cache at
+    all) folds no code keys (``test_cache.test_a_first_run_folds_no_code_keys``)."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "a.py").write_text("x = 1\n")
+    audit([str(seed)], cache=Cache(str(tmp_path / "cache"), True))
+    assert not Cache(str(tmp_path / "cache"), True).new
+    return tmp_path / "cache"
+
+
 def _everything(result: AuditResult) -> tuple[object, ...]:
     return (result.findings, result.diagnostics, result.files, result.suppressed, result.unresolved)
 
@@ -101,8 +112,9 @@ def test_a_run_that_writes_the_cache_lexes_each_file_once(tmp_path: Path, monkey
     lexed = _counting_digests(monkeypatch)
     scans: list[str] = []
     real = _sources._read_and_scan
+    cache = _seeded(tmp_path)
     monkeypatch.setattr(_sources, "_read_and_scan", lambda path, *rest: scans.append(path) or real(path, *rest))
-    first = audit([str(tree)], cache=Cache(str(tmp_path / "cache"), True))
+    first = audit([str(tree)], cache=Cache(str(cache), True))
     assert _everything(first) == expected
     # No second pass but over what the scan's pass did not digest (a file
     # that does not lex): every other code key came with its file's scan.
@@ -115,7 +127,7 @@ def test_a_run_that_writes_the_cache_lexes_each_file_once(tmp_path: Path, monkey
     drafts = tree / "app" / "semantics" / "drafts.py"
     drafts.write_text(drafts.read_text() + "\n# a comment added\n")
     lexed.clear()
-    again = audit([str(tree)], cache=Cache(str(tmp_path / "cache"), True))
+    again = audit([str(tree)], cache=Cache(str(cache), True))
     assert again.seconds == {} and _everything(again) == expected
     assert lexed == [drafts.stat().st_size]  # the moved file, compared by its code key
 
@@ -126,11 +138,12 @@ def test_a_file_the_scan_gives_up_on_still_gets_its_code_key(tmp_path: Path, mon
     deep = tree / "app" / "deep.py"
     deep.write_text(_VARIED["deep.py"])
     expected = _everything(audit([str(tree)], cache=Cache(None, False)))
+    cache = _seeded(tmp_path)
     lexed = _counting_digests(monkeypatch)
-    audit([str(tree)], cache=Cache(str(tmp_path / "cache"), True))
+    audit([str(tree)], cache=Cache(str(cache), True))
     assert deep.stat().st_size in lexed  # lexed apart: the scan did not finish it
     deep.write_text(_VARIED["deep.py"] + "# a comment\n")
-    again = audit([str(tree)], cache=Cache(str(tmp_path / "cache"), True))
+    again = audit([str(tree)], cache=Cache(str(cache), True))
     assert again.seconds == {} and _everything(again) == expected
 
 
@@ -146,7 +159,7 @@ def test_without_the_compiled_reader_or_lexer_the_cache_is_as_right(
     monkeypatch.setattr(_sources, "read_and_scan", None)
     if missing == "lexer":
         monkeypatch.setattr(_keys, "_lexer", None)
-    cache = tmp_path / "cache"
+    cache = _seeded(tmp_path)
     assert _everything(audit([str(tree)], cache=Cache(str(cache), True))) == expected
     drafts = tree / "app" / "semantics" / "drafts.py"
     drafts.write_text(drafts.read_text() + "\n# a comment added\n")

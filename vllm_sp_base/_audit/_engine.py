@@ -111,7 +111,8 @@ def _reused(saved: dict[str, Any], roots: list[str]) -> tuple[AuditResult, FileK
 def _record(sources: Sources, discovered: Discovered) -> FileKeys | None:
     """The keys a later run checks (``_reuse``): each file's stat as it was
     read (taken before its bytes), content, and code for the audited files
-    (from the digest the pre-scan's pass folded, where it did). None where a
+    (from the digest the pre-scan's pass folded, where it did; none on a run
+    that found no cache: ``Sources.code_keys``). None where a
     file changed while the run read it (its stat now is not the one it was
     read with, or two reads disagree): its result may hold what was there
     before, so nothing is recorded and the next run reads again."""
@@ -119,7 +120,7 @@ def _record(sources: Sources, discovered: Discovered) -> FileKeys | None:
 
     if sources.changed:
         return None
-    audited = [p for p in discovered.files if p in sources.texts]
+    audited = [p for p in discovered.files if p in sources.texts] if sources.code_keys else []
     codes = dict(zip(audited, in_threads(lambda p: code_key(sources.texts[p], sources.digests.get(p)), audited)))
     files: FileKeys = {}
     for path in {**discovered.files, **sources.seen}:

@@ -152,6 +152,11 @@ class Cache:
         self._loading = threading.Lock()
 
     @property
+    def new(self) -> bool:
+        """Whether no run has written this cache yet."""
+        return not os.path.exists(self.files_path)
+
+    @property
     def entries(self) -> dict[bytes, Any]:
         """Plain values, by key: as read, and as this run added them."""
         if self._entries is None:

@@ -47,6 +47,10 @@ class Sources:
         # pass folded on the way (``code_key``).
         self.seen: dict[str, StatKey | None] = {}
         self.digests: dict[str, bytes] = {}
+        # Code keys let a later run keep its result across a comment edit. A
+        # first run (no cache yet: CI without a kept cache) folds none: it
+        # pays nothing for them, and the run after it folds them.
+        self.code_keys = cache.enabled and not cache.new
         self.changed: set[str] = set()  # files two reads of this run saw differ
         self.unreadable: set[str] = set()  # files this run could not read (said once)
         self.memo: dict[bytes, Any] = {}
@@ -112,13 +116,13 @@ class Sources:
             return None, None  # tried before
         try:
             try:
-                data, found, digest, self.seen[path] = _read_and_scan(path, self.cache.enabled) if lexing else _read(path)
+                data, found, digest, self.seen[path] = _read_and_scan(path, self.code_keys) if lexing else _read(path)
             except (OSError, TooBig):
                 # Tried again after a stat, so the stat the record keeps was
                 # taken before the read that failed: a file that appears or
                 # becomes readable after it differs from it (see ``_record``).
                 self.seen[path] = stat_key(path)
-                data, found, digest, self.seen[path] = _read_and_scan(path, self.cache.enabled) if lexing else _read(path)
+                data, found, digest, self.seen[path] = _read_and_scan(path, self.code_keys) if lexing else _read(path)
         except TooBig as big:
             self.unreadable.add(path)
             self.problem(path, f"skipped: {big.size} bytes is over the {MAX_FILE_BYTES}-byte limit")
