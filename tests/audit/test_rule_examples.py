@@ -29,8 +29,8 @@ def _check(example: Example) -> set[tuple[str, str, str]]:
     def load(path: str, is_package: bool) -> ModuleInfo | None:
         return info if path.endswith("example.py") else None
 
-    project = Project([], load)
-    project.add_module("example", info)
+    project = Project([], load, text=lambda path: example.source.encode() if path == "example.py" else None)
+    project.add_module("example", info, "example.py")
     rule = SkippedInitRead(project, lambda module: module == "example")
     texts = [("example.py", example.source.encode())]
     return {

@@ -121,7 +121,7 @@ class SkippedInitRead:
         reached = reach(model, missing, entries, features)
         tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
         # What construction's constants and the engine's role for the class decide.
-        decided = {**role_facts(model), **decided_constants(model, built, tested, only_skipped)} if tested else {}
+        decided = {**role_facts(model, tested), **decided_constants(model, built, tested, only_skipped)} if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)
         # Only now, for the few attributes left: it parses every method that may name them.

@@ -66,6 +66,10 @@ class Project:
         self._bases: dict[ClassRef, list[MroEntry]] = {}
         self._star_importing: dict[str, bool] = {}  # module -> its source has ``import *``
 
+    def source(self, path: str) -> bytes | None:
+        """A file's bytes, as the run read them."""
+        return self._text(path)
+
     # Modules -----------------------------------------------------------
     def _root_of(self, top: str) -> str | None:
         if top not in self._top_root:

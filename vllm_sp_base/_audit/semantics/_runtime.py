@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._modalities import MODALITIES, supported_modalities
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import LOCAL
 from vllm_sp_base._audit.summaries._events import Known
@@ -65,6 +66,8 @@ DRAFT_NAME = re.compile(r"Eagle|EAGLE|NextN|Nextn|MTP|Mtp|Medusa|DFlash|Dflash|D
 #: only when it serves an embedding model (``--is-embedding``), and its
 #: scheduler then runs no draft (``srt/model_executor/model_runner.py``).
 NOT_FOR_DRAFTS = ("get_embedding",)
+#: The name vLLM's ``embed_multimodal`` loops give each input's modality.
+MODALITY = f"{LOCAL}modality"
 
 
 #: What the engine assigns on a built draft before it runs it: vLLM's proposer
@@ -83,12 +86,19 @@ def is_draft(model: ClassModel) -> bool:
     return DRAFT_NAME.search(_name(model, 0)) is not None
 
 
-def role_facts(model: ClassModel) -> Known:
+def role_facts(model: ClassModel, tested: set[str]) -> Known:
     """What the role the engine gives the class decides of the tests on the
-    way (a draft: ``if get_embedding:`` fails)."""
-    if not is_draft(model):
-        return {}
-    return {f"{LOCAL}{name}": [("false", "")] for name in NOT_FOR_DRAFTS}
+    way (``tested``): a draft fails ``if get_embedding:``; a model that
+    declares which modalities it takes fails ``if modality == "video":`` for
+    the others."""
+    facts: Known = {}
+    if is_draft(model):
+        facts.update({f"{LOCAL}{name}": [("false", "")] for name in NOT_FOR_DRAFTS})
+    if MODALITY in tested:
+        supported = supported_modalities(model)
+        if supported is not None:
+            facts[MODALITY] = [("!=", repr(name)) for name in MODALITIES if name not in supported]
+    return facts
 
 
 def feature(entry: str) -> Feature:

@@ -78,6 +78,8 @@ class EnclosingTests:
             if isinstance(left, ast.Constant):
                 left, right = right, left
             chain = self._self_chain(left)
+            if chain is None and isinstance(left, ast.Name):
+                chain = f"{LOCAL}{left.id}"  # ``if modality == "video":``: what a class's declarations decide
             if chain is None or not (isinstance(right, ast.Constant) and type(right.value) in LITERAL_TYPES):
                 return []
             if isinstance(op, (ast.Is, ast.IsNot)) and right.value not in (None, True, False):
