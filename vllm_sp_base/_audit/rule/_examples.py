@@ -19,6 +19,31 @@ class Example:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
 
 
+#: A vLLM-style multimodal parent and two processing infos (the modality examples).
+_MULTIMODAL = textwrap.dedent("""
+        from torch import nn
+        class Registry:
+            def register_processor(self, processor, *, info, dummy_inputs):
+                return lambda cls: cls
+        MULTIMODAL_REGISTRY = Registry()
+        class VLInfo:
+            def get_supported_mm_limits(self):
+                return {"image": None, "video": None}
+        class ImageOnlyInfo(VLInfo):
+            def get_supported_mm_limits(self):
+                return {"image": None}
+        class VLModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.video_pruning_rate = 0.5
+            def embed_multimodal(self, **inputs):
+                for modality in inputs:
+                    if modality == "video":
+                        return self.video_pruning_rate
+                return None
+""")
+
+
 #: Modules on which the rule reports nothing.
 VALID = (
     Example("""
@@ -544,32 +569,12 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # a draft: the proposer gives it the target's lm_head
     """, name="draft-head-shared-by-the-engine"),
-    Example("""
-        from torch import nn
-        class Registry:
-            def register_processor(self, processor, *, info, dummy_inputs):
-                return lambda cls: cls
-        MULTIMODAL_REGISTRY = Registry()
-        class VLInfo:
-            def get_supported_mm_limits(self):
-                return {"image": None, "video": None}
-        class ImageOnlyInfo(VLInfo):
-            def get_supported_mm_limits(self):
-                return {"image": None}
-        class VLModel(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.video_pruning_rate = 0.5
-            def embed_multimodal(self, **inputs):
-                for modality in inputs:
-                    if modality == "video":
-                        return self.video_pruning_rate
-                return None
+    Example(_MULTIMODAL + textwrap.dedent("""
         @MULTIMODAL_REGISTRY.register_processor(None, info=ImageOnlyInfo, dummy_inputs=None)
         class ImageOnlyModel(VLModel):
             def __init__(self):
                 nn.Module.__init__(self)  # the engine never gives it a video
-    """, name="modality-the-model-does-not-take"),
+    """), name="modality-the-model-does-not-take"),
     Example("""
         from torch import nn
         class Target(nn.Module):
@@ -964,30 +969,10 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # a target: nothing gives it a head
     """, (("LlamaScorer", "lm_head", "error"),), name="target-head-not-shared"),
-    Example("""
-        from torch import nn
-        class Registry:
-            def register_processor(self, processor, *, info, dummy_inputs):
-                return lambda cls: cls
-        MULTIMODAL_REGISTRY = Registry()
-        class VLInfo:
-            def get_supported_mm_limits(self):
-                return {"image": None, "video": None}
-        class ImageOnlyInfo(VLInfo):
-            def get_supported_mm_limits(self):
-                return {"image": None}
-        class VLModel(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.video_pruning_rate = 0.5
-            def embed_multimodal(self, **inputs):
-                for modality in inputs:
-                    if modality == "video":
-                        return self.video_pruning_rate
-                return None
+    Example(_MULTIMODAL + textwrap.dedent("""
         @MULTIMODAL_REGISTRY.register_processor(None, info=VLInfo, dummy_inputs=None)
         class VideoModel(VLModel):
             def __init__(self):
                 nn.Module.__init__(self)  # it takes videos: the read fails on the first one
-    """, (("VideoModel", "video_pruning_rate", "warning"),), name="modality-the-model-takes"),
+    """), (("VideoModel", "video_pruning_rate", "warning"),), name="modality-the-model-takes"),
 )
