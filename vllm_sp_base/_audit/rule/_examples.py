@@ -577,6 +577,24 @@ VALID = (
     """), name="modality-the-model-does-not-take"),
     Example("""
         from torch import nn
+        class GraphRunner(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.enable_pdmux = cfg.pdmux
+                self.stream_groups = []
+                self.capture()
+            def capture(self):
+                if not self.enable_pdmux:
+                    return None
+                return self.stream_groups
+        class SingleStreamRunner(GraphRunner):
+            def __init__(self, cfg):
+                nn.Module.__init__(self)
+                self.enable_pdmux = False  # set before the capture it runs while built
+                self.capture()
+    """, name="decided-while-built"),
+    Example("""
+        from torch import nn
         class Target(nn.Module):
             def __init__(self):
                 super().__init__()

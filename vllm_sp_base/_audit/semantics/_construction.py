@@ -17,6 +17,7 @@ from vllm_sp_base._audit.summaries._events import (
     Set,
     SetAny,
     SetEach,
+    contradicts,
     requirements,
 )
 
@@ -91,9 +92,14 @@ def construct(model: ClassModel) -> Construction:
         return built
     init_calls: dict[int, list[Executed]] = {}
     after_sets: dict[str, tuple[Reached, int]] = {}
+    # What the sets so far bound on no condition to a literal: a test they fail
+    # (``self.enable_pdmux = False`` then ``if self.enable_pdmux:``) hides its reads.
+    so_far: Known = {}
     for step in walk(model, (found[0], found[1]), built.executed):
         event = step.event
         if type(event) is Read:
+            if so_far and step.requires and contradicts(step.requires, so_far):
+                continue
             first = built.early_reads.get(event.attr)
             if (
                 not step.caught and not built.sets_any and event.attr not in built.sets
@@ -135,6 +141,7 @@ def construct(model: ClassModel) -> Construction:
                 built.unknown_from = unknown if built.unknown_from is None else min(unknown, built.unknown_from)
             continue
         names = _set_names(model, step)
+        _bind(so_far, names, event.value if type(event) is Set and not step.conditional else None)
         if names is None:
             built.sets_any = True
         else:
@@ -153,6 +160,18 @@ def construct(model: ClassModel) -> Construction:
         if all(inits & built.skipped_unless.keys() for inits, _ in built.set_through[attr][:before])
     }
     return built
+
+
+def _bind(so_far: Known, names: tuple[str, ...] | None, literal: str | None) -> None:
+    """``so_far`` after a set of ``names`` (None: any) to ``literal`` (None: a value not known)."""
+    if names is None:
+        so_far.clear()
+        return
+    for name in names:
+        if literal is None:
+            so_far.pop(name, None)
+        else:
+            so_far[name] = [("==", literal)]
 
 
 def _run_under_a_test(init_calls: dict[int, list[Executed]]) -> dict[int, tuple[str, int]]:
