@@ -595,6 +595,23 @@ VALID = (
     """, name="decided-while-built"),
     Example("""
         from torch import nn
+        class VisionModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.vision_tower = nn.Identity()
+                self.model_dtype = None
+            def encoder_forward(self, pixels):
+                vt = self.vision_tower
+                return vt.patch_embedder(pixels).to(self.model_dtype)
+            def forward(self, x):
+                return self.encoder_forward(x)
+        class TextOnly(VisionModel):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.vision_tower = None  # vt.patch_embedder raises first: model_dtype is never read
+    """, name="fails-first-on-a-none-component"),
+    Example("""
+        from torch import nn
         class Target(nn.Module):
             def __init__(self):
                 super().__init__()
@@ -993,4 +1010,20 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # it takes videos: the read fails on the first one
     """), (("VideoModel", "video_pruning_rate", "warning"),), name="modality-the-model-takes"),
+    Example("""
+        from torch import nn
+        class VisionModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.vision_tower = nn.Identity()
+                self.model_dtype = None
+            def forward(self, pixels):
+                if self.vision_tower is not None and pixels is not None:
+                    pixels = self.vision_tower.embed(pixels)
+                return pixels.to(self.model_dtype)
+        class TextOnly(VisionModel):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.vision_tower = None  # the guarded use never runs: model_dtype is read
+    """, (("TextOnly", "model_dtype", "error"),), name="none-component-behind-a-guard"),
 )

@@ -120,6 +120,8 @@ class SkippedInitRead:
         )
         reached = reach(model, missing, entries, features)
         tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
+        if reached:  # what it binds to None raises where it is used at once (``self.tower.config``)
+            tested |= {attr for attr, values in built.values.items() if values == {"None"}}
         # What construction's constants and the engine's role for the class decide.
         decided = {**role_facts(model, tested), **decided_constants(model, built, tested, only_skipped)} if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it

@@ -188,11 +188,13 @@ def walk(
     if key in seen and (not seen[key] or conditional):
         return
     seen[key] = conditional
-    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, str | None, str]] = [
-        (index, method, iter(method.events), (), conditional, False, None, "")
+    # Each frame, and whether an exception it raises ends its caller too (the
+    # call into it ran on no condition of the caller's and no handler catches it).
+    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, str | None, str, bool]] = [
+        (index, method, iter(method.events), (), conditional, False, None, "", False)
     ]
     while stack:
-        index, method, events, chain, under, caught, why, needs = stack[-1]
+        index, method, events, chain, under, caught, why, needs, _ = stack[-1]
         event = next(events, None)
         if event is None:
             stack.pop()
@@ -203,6 +205,12 @@ def walk(
             if decided and requires and contradicts(requires, decided):
                 continue  # under a test the instance fails: never runs
             condition = why or event.condition
+            if type(event) is Read and event.deref and decided and _none(decided, event):
+                # ``self.a.b`` where the built instance holds None in ``a``: it
+                # raises here, and up through every caller that cannot go on.
+                while stack and stack.pop()[8]:
+                    pass
+                continue
         else:
             requires, condition = needs, why
         if type(event) is Call:
@@ -236,8 +244,13 @@ def walk(
         stack.append((
             callee_index, callee, iter(callee.events),
             (*chain, Step(index, method.name, event.line)), not surely, entered_caught,
-            condition, requires,
+            condition, requires, not (getattr(event, "conditional", True) or getattr(event, "caught", False)),
         ))
+
+
+def _none(decided: Known, read: Read) -> bool:
+    """Whether the instance surely holds None in what ``read`` reads, read where it stands on no condition."""
+    return not read.conditional and ("==", "None") in decided.get(read.attr, ())
 
 
 @dataclass(slots=True)

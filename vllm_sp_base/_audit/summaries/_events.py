@@ -16,6 +16,9 @@ class Read:
     conditional: bool  # under an if/loop/try/boolean branch
     condition: str | None = None  # the source of the innermost test it runs under
     requires: str = ""  # see ``requirements``
+    # What is read is used at once (``self.a.b``, ``self.a.f()``, ``v.b`` after
+    # ``v = self.a``): where ``self.a`` is None, this raises AttributeError.
+    deref: bool = False
 
 
 @dataclass(slots=True)

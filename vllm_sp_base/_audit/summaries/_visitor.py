@@ -94,6 +94,7 @@ class MethodVisitor(ast.NodeVisitor):
         self.local_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] = {}
         self.inlining: set[str] = set()  # local functions being followed (recursion ends)
         self.local_imports: dict[str, Import] = {}  # ``import torch.nn as nn`` in the body
+        self.aliases: dict[str, str] = {}  # ``vt = self.vision_tower`` on no condition: vt -> its attribute
 
     def finish(self) -> None:
         """Reads of a guarded attribute are not reads that can fail."""
@@ -127,10 +128,23 @@ class MethodVisitor(ast.NodeVisitor):
         if needs:
             self.events.append(Assert(REQUIREMENT_SEPARATOR.join(needs), self._line(node), self.depth > 0))
 
-    def _read(self, attr: str, node: ast.expr) -> None:
+    def _read(self, attr: str, node: ast.expr, deref: bool = False) -> None:
         if not self.catching:
             condition, requires = self.tests.current()
-            self.events.append(Read(attr, self._line(node), node.col_offset, self.depth > 0, condition, requires))
+            self.events.append(Read(
+                attr, self._line(node), node.col_offset, self.depth > 0, condition, requires, deref))
+
+    def _used_at_once(self, node: ast.expr) -> bool:
+        """``node`` is ``self.a`` or a local bound to it on no condition
+        (``vt = self.vision_tower``), and an attribute of it is taken now: a
+        read of ``a`` that raises where ``a`` is None."""
+        if isinstance(node, ast.Attribute) and self._is_self(node.value) and isinstance(node.ctx, ast.Load):
+            self._read(node.attr, node, deref=True)
+            return True
+        if isinstance(node, ast.Name) and node.id in self.aliases:
+            self._read(self.aliases[node.id], node, deref=True)
+            return True
+        return False
 
     def _set(self, attr: str, node: ast.expr | ast.stmt, value: ast.expr | None = None) -> None:
         literal = None
@@ -175,6 +189,10 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
+        if self.aliases:
+            for bound in ast.walk(node.target):
+                if isinstance(bound, ast.Name):
+                    self.aliases.pop(bound.id, None)
         names: str | tuple[str, ...] | None = constant_strings(node.iter)
         if names is None and isinstance(node.iter, ast.Name):
             names = node.iter.id
@@ -303,6 +321,13 @@ class MethodVisitor(ast.NodeVisitor):
                 self._set(target.attr, target, node.value)
             else:
                 self.visit(target)
+            for bound in ast.walk(target):  # bound again: no longer an alias
+                if isinstance(bound, ast.Name):
+                    self.aliases.pop(bound.id, None)
+        value = node.value
+        if (len(targets) == 1 and isinstance(targets[0], ast.Name) and not self.depth
+                and isinstance(value, ast.Attribute) and self._is_self(value.value)):
+            self.aliases[targets[0].id] = value.attr
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:  # ``self.a: int`` alone binds nothing
@@ -363,7 +388,9 @@ class MethodVisitor(ast.NodeVisitor):
             elif isinstance(node.ctx, ast.Store):
                 self._set(node.attr, node)
             return
-        self.generic_visit(node)
+        if not self._used_at_once(node.value):
+            self.generic_visit(node)
+
 
     def visit_Return(self, node: ast.Return) -> None:
         value = node.value
@@ -434,7 +461,8 @@ class MethodVisitor(ast.NodeVisitor):
                         self.events.append(SetAny(self._line(node), self.depth > 0))
             return
         # The receiver, the arguments, then the call itself.
-        self.visit(owner)
+        if not self._used_at_once(owner):
+            self.visit(owner)
         for arg in args:
             self.visit(arg)
         for keyword in node.keywords:
