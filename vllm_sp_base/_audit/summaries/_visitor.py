@@ -134,6 +134,14 @@ class MethodVisitor(ast.NodeVisitor):
             self.events.append(Read(
                 attr, self._line(node), node.col_offset, self.depth > 0, condition, requires, deref))
 
+    def _unalias(self, target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self.aliases.pop(target.id, None)
+        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            for bound in ast.walk(target):
+                if isinstance(bound, ast.Name):
+                    self.aliases.pop(bound.id, None)
+
     def _used_at_once(self, node: ast.expr) -> bool:
         """``node`` is ``self.a`` or a local bound to it on no condition
         (``vt = self.vision_tower``), and an attribute of it is taken now: a
@@ -190,9 +198,7 @@ class MethodVisitor(ast.NodeVisitor):
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
         if self.aliases:
-            for bound in ast.walk(node.target):
-                if isinstance(bound, ast.Name):
-                    self.aliases.pop(bound.id, None)
+            self._unalias(node.target)
         names: str | tuple[str, ...] | None = constant_strings(node.iter)
         if names is None and isinstance(node.iter, ast.Name):
             names = node.iter.id
@@ -321,9 +327,8 @@ class MethodVisitor(ast.NodeVisitor):
                 self._set(target.attr, target, node.value)
             else:
                 self.visit(target)
-            for bound in ast.walk(target):  # bound again: no longer an alias
-                if isinstance(bound, ast.Name):
-                    self.aliases.pop(bound.id, None)
+            if self.aliases:  # bound again: no longer an alias
+                self._unalias(target)
         value = node.value
         if (len(targets) == 1 and isinstance(targets[0], ast.Name) and not self.depth
                 and isinstance(value, ast.Attribute) and self._is_self(value.value)):
