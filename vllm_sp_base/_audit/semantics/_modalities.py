@@ -44,7 +44,8 @@ def _registered_info(model: ClassModel, entry: ClassRef) -> ClassRef | None:
         if (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)
                 and decorator.func.attr == _REGISTER):
             for keyword in decorator.keywords:
-                if keyword.arg == "info":
+                # A name or a dotted name only: a call or a lambda builds the info out of sight.
+                if keyword.arg == "info" and isinstance(keyword.value, (ast.Name, ast.Attribute)):
                     name = ast.unparse(keyword.value)
                     target = model.project.resolve(entry.module, name)
                     return target if isinstance(target, ClassRef) else None
