@@ -303,3 +303,33 @@ def test_a_file_with_lone_carriage_returns_is_pre_scanned_as_python_reads_it(tmp
         for parse_all in (False, True)
     }
     assert found[False] == found[True] == [("m.Top", "a")]
+
+
+_STAND_IN = b"""
+from abc import ABC
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    class Metadata(ABC):
+        pass
+else:
+    Metadata = %s
+class Child(Metadata):
+    def __init__(self):
+        self.x = 1
+"""
+
+
+@pytest.mark.parametrize(("stand_in", "candidate"), [
+    (b"object", False),  # the builtin: its __init__ sets nothing
+    (b"Other", True),  # a class of the tree, which may set what Child skips
+])
+def test_a_base_bound_to_a_builtin_stand_in_makes_no_candidate(stand_in: bytes, candidate: bool) -> None:
+    other = scan(b"import torch.nn as nn\nclass Other(nn.Module):\n    def __init__(self):\n"
+                 b"        super().__init__()\n        self.o = 1\n")
+    chosen = _prescan.candidate_names([scan(_STAND_IN % stand_in), other], {"m"})
+    assert ("Child" in chosen.names) is candidate
+
+
+def test_a_builtin_name_imported_from_outside_is_no_builtin() -> None:
+    rebound = scan(b"from elsewhere import object\n" + _STAND_IN % b"object")
+    assert "Child" in _prescan.candidate_names([rebound], {"m"}).names

@@ -221,6 +221,8 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
     def may_set_here(name: str) -> bool | None:
         """What ``name`` alone says: True/False, or None where its bases decide."""
         classes = by_name.get(name, [])
+        if name in _BUILTIN_NAMES and not audited(name) and name not in installed_names:
+            return False  # ``Base = object`` (a TYPE_CHECKING stand-in): the builtin, no audited class
         if name == "?" or name in installed_names or not audited(name):
             return True  # may be an installed class, or an expression
         if any(c.scan.init_sets or any(outside(*base) for base in c.bases) for c in classes):
