@@ -559,6 +559,34 @@ def test_noqa_on_any_header_line_or_init_per_attribute_and_unused(
     assert _run(capsys, *flags, str(tmp_path))[0] == 1  # the unused noqa of Clean
 
 
+UNRESOLVED_NOQA = """
+import torch.nn as nn
+from thirdparty import Base
+
+
+class Child(Base):  %s
+    def __init__(self):
+        nn.Module.__init__(self)
+"""
+
+
+@pytest.mark.parametrize("parse_all", [False, True])
+@pytest.mark.parametrize(("comment", "hidden"), [
+    ("# noqa: SPB001", True),  # the whole rule on the class's line: its unresolved base too
+    ("# noqa: SPB001[a]", False),  # one attribute: the base still hides what the class may miss
+])
+def test_a_noqa_on_a_class_not_checked_hides_its_unresolved_base(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parse_all: bool, comment: str, hidden: bool
+) -> None:
+    (tmp_path / "m.py").write_text(UNRESOLVED_NOQA % comment)
+    flags = ["--parse-all"] if parse_all else []
+    code, out, _ = _run(capsys, *flags, "--format", "json", str(tmp_path))
+    data = json.loads(out)
+    assert (data["unresolved"] == []) is hidden
+    assert (data["unused_noqa"] == []) is hidden  # used: it hid the line; else it hides nothing
+    assert code == (0 if hidden else 1)
+
+
 def test_stale_baseline_entries_are_said(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     assert _run(capsys, "--write-baseline", str(baseline), str(TREE))[0] == 0

@@ -121,7 +121,13 @@ class CandidateChecker:
                 if (self.names is not None and class_name not in self.names) or shadowed(key):
                     continue  # a class a later ``class`` of its name rebinds is never built alone
                 try:
-                    checked.unresolved += unresolved_bases(project, ClassRef(name, key), path)
+                    unseen = unresolved_bases(project, ClassRef(name, key), path)
+                    if unseen and cls.suppresses(SkippedInitRead.CODE, ""):
+                        # Said on the class's own line, as ruff's noqa hides what is reported
+                        # there: the user knows this class is not checked past that base.
+                        checked.noqa_used += [(path, line) for line in cls.noqa_lines]
+                        unseen = []
+                    checked.unresolved += unseen
                     findings = rule.check(ClassRef(name, key))
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
