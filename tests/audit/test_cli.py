@@ -284,6 +284,18 @@ def test_a_file_that_cannot_be_audited_is_one_line_and_never_clean(
     assert err.rstrip().endswith("2 files audited; 1 file could not be audited.")
 
 
+@pytest.mark.parametrize("parse_all", [False, True])
+def test_a_nul_byte_is_said_in_both_modes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parse_all: bool
+) -> None:
+    # No class in it (no candidate): the default mode refuses it as CPython does, all the same.
+    (tmp_path / "nul.py").write_bytes(b"x = 1\n\0y = 2\n")
+    flags = ["--parse-all"] if parse_all else []
+    code, _, err = _run(capsys, *flags, str(tmp_path))
+    (line,) = [l for l in err.splitlines() if "cannot audit" in l]
+    assert code == 1 and "nul.py: cannot audit: does not parse: " in line and line.endswith("null bytes")
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [

@@ -207,6 +207,7 @@ def test_plain_imports_are_read_for_what_they_bind() -> None:
 def test_a_file_that_does_not_parse_is_said_so() -> None:
     assert not scan(b"x = 'unterminated\n").parses
     assert scan(b"x = = 1\n").parses  # lexed: its grammar is the parser's to judge
+    assert not scan(b"x = 1\n\0y = 2\n").parses  # CPython refuses a NUL anywhere in the source
 
 
 def _classes_by_ast(source: bytes) -> list[tuple[str, tuple[str, ...]]]:

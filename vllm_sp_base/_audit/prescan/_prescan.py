@@ -33,7 +33,7 @@ def scanned(text: bytes, found: _lexer._Scanned | None) -> FileScan:
     """``scan(text)``, given what the compiled lexer found in it (None: it was
     not compiled, or was not sure: a name past ASCII, which Python folds by
     NFKC, or a source it cannot lex)."""
-    if found is None:
+    if found is None or b"\0" in text:  # the lexer reads past a NUL; CPython refuses the file
         return scan_by_ast(text)
     classes, aliases, imported, modules = found
     return FileScan(
