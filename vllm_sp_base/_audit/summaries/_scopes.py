@@ -48,11 +48,12 @@ def _expressions(stmt: ast.stmt) -> list[ast.AST | None]:
     return []
 
 
-def assigned_aliases(stmt: ast.stmt) -> list[tuple[str, str]]:
+def assigned_aliases(stmt: ast.stmt, walrus: bool = True) -> list[tuple[str, str]]:
     """The names a statement binds to a dotted name: ``A = pkg.Base``, ``A: type
     = Base``, ``A, B = Base, Other`` (each a pair), and ``:=`` in what it
-    evaluates. A ``class`` header's own ``:=`` count too."""
-    found = [pair for node in _expressions(stmt) for pair in walrus_aliases(node)]
+    evaluates. A ``class`` header's own ``:=`` count too. ``walrus`` False: the
+    module's source spells no ``:=``, so no expression is walked for one."""
+    found = [pair for node in _expressions(stmt) for pair in walrus_aliases(node)] if walrus else []
     targets: list[ast.expr] = []
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
@@ -108,6 +109,7 @@ def bind_local_classes(
     scope: dict[str, str],
     make_class: Callable[[ast.ClassDef], ClassInfo],
     imports: dict[str, Import] | None = None,
+    walrus: bool = True,
 ) -> None:
     """The classes a function defines (``prefix`` is ``f.<locals>.``), in
     order, each under its qualified name as key. A base named by a class
@@ -132,9 +134,9 @@ def bind_local_classes(
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope.pop(stmt.name, None)
             bind_local_classes(
-                info, stmt.body, f"{prefix}{stmt.name}.<locals>.", dict(scope), make_class, dict(imports))
+                info, stmt.body, f"{prefix}{stmt.name}.<locals>.", dict(scope), make_class, dict(imports), walrus)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            for target, value in assigned_aliases(stmt):
+            for target, value in assigned_aliases(stmt, walrus):
                 if value in scope:
                     scope[target] = scope[value]
                 else:
@@ -146,7 +148,7 @@ def bind_local_classes(
                     imports[name] = imp
         else:
             for block in _blocks(stmt):
-                bind_local_classes(info, block, prefix, scope, make_class)
+                bind_local_classes(info, block, prefix, scope, make_class, walrus=walrus)
 
 
 def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:

@@ -40,6 +40,8 @@ class _Module:
     source: bytes = b""
     # (def line, def col) -> (body start, body end, body line, non-ASCII)
     cuts: dict[tuple[int, int], tuple[int, int, int, int]] = field(default_factory=dict)
+    walrus: bool = True  # the source spells ``:=`` somewhere (else no expression is walked for one)
+    noqa: bool = True  # the source spells ``noqa`` in some case (else no class header is read for one)
 
 
 def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, module: _Module) -> Method | None:
@@ -119,7 +121,7 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
         for const in ast.walk(stmt.value) if isinstance(const, ast.Constant) and isinstance(const.value, str)
     ) - {"__dict__", "__weakref__"}  # what they name is no attribute a read can miss
     header_line = node.lineno
-    noqa, noqa_lines = class_noqa(module.lines, node)
+    noqa, noqa_lines = class_noqa(module.lines, node) if module.noqa else (None, ())
     return ClassInfo(
         name=node.name,
         line=header_line,
@@ -144,7 +146,7 @@ def _bind(
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             pairs = import_bindings(stmt)
         elif isinstance(stmt, ast.ClassDef):
-            _bind_aliases(info, stmt, aliases, imports, override)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
             if override or stmt.name not in info.classes:
                 earlier = shadow(info, stmt.name)  # ``class B(B)``: its base is the earlier B
                 cls = _class(stmt, module)
@@ -158,7 +160,7 @@ def _bind(
             strings = None if stmt.value is None else constant_strings(stmt.value)
             if isinstance(target, ast.Name) and strings is not None and not fallback:
                 info.constants[target.id] = strings
-            _bind_aliases(info, stmt, aliases, imports, override)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not fallback:
                 _bind_function(info, module, stmt)
@@ -168,7 +170,7 @@ def _bind(
         elif isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
             # A ``with`` body, the first branch or a loop's body: what it binds
             # wins over an ``else``'s (the audit cannot tell which ran).
-            _bind_aliases(info, stmt, aliases, imports, override)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
             _bind(info, module, stmt.body, fallback, override)
             _bind(info, module, getattr(stmt, "orelse", []), fallback, False)
         elif isinstance(stmt, (ast.Try, ast.TryStar)):
@@ -178,7 +180,7 @@ def _bind(
             _bind(info, module, stmt.orelse, fallback, override)
             _bind(info, module, stmt.finalbody, fallback, override)
         else:
-            _bind_aliases(info, stmt, aliases, imports, override)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
         for name, imp in pairs:
             if name == "*":
                 info.star_imports.append(imp)
@@ -190,9 +192,10 @@ def _bind(
 
 
 def _bind_aliases(
-    info: ModuleInfo, stmt: ast.stmt, aliases: dict[str, str], imports: dict[str, Import], override: bool
+    info: ModuleInfo, stmt: ast.stmt, aliases: dict[str, str], imports: dict[str, Import], override: bool,
+    walrus: bool,
 ) -> None:
-    for name, value in assigned_aliases(stmt):
+    for name, value in assigned_aliases(stmt, walrus):
         if override or name not in aliases:
             aliases[name] = value
             imports.pop(name, None)
@@ -215,7 +218,8 @@ def _bind_function(info: ModuleInfo, module: _Module, node: ast.FunctionDef | as
         statements = tree.body[0].body  # type: ignore[attr-defined]
     elif not any(CLASS_STATEMENT.match(line) for line in module.lines[node.lineno:node.end_lineno]):
         return  # read on the lines: cheaper than walking the function's tree
-    bind_local_classes(info, statements, f"{node.name}.<locals>.", {}, lambda c: _class(c, module))
+    bind_local_classes(info, statements, f"{node.name}.<locals>.", {}, lambda c: _class(c, module),
+                       walrus=module.walrus)
 
 
 #: Bodies the audit reads for nearly every class it looks at: parsed with the
@@ -254,6 +258,8 @@ def summarize(
     if module is None:
         tree = ast.parse(source, filename=filename)
         module = _Module(source.splitlines())
+    module.walrus = b":=" in source
+    module.noqa = b"noqa" in source.lower()
     info = ModuleInfo({}, {}, {}, {}, [], {}, is_package)
     _bind(info, module, tree.body, False, True)
     return info
