@@ -10,7 +10,7 @@ setup(
         # cannot be compiled the audit uses its pure-Python paths, slower, same findings.
         Extension(
             "vllm_sp_base._audit._lexer",
-            sources=[LEXER + name for name in ("module.c", "lex.c", "bodies.c", "scan.c", "inits.c", "read.c", "digest.c")],
+            sources=[LEXER + name for name in ("module.c", "lex.c", "bodies.c", "scan.c", "inits.c", "read.c", "digest.c", "spells.c")],
             depends=[LEXER + "lex.h", LEXER + "scan.h"],
             extra_compile_args=["-O2"],
             optional=True,

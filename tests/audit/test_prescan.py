@@ -334,3 +334,13 @@ def test_a_base_bound_to_a_builtin_stand_in_makes_no_candidate(stand_in: bytes, 
 def test_a_builtin_name_imported_from_outside_is_no_builtin() -> None:
     rebound = scan(b"from elsewhere import object\n" + _STAND_IN % b"object")
     assert "Child" in _prescan.candidate_names([rebound], {"m"}).names
+
+
+@pytest.mark.skipif(_prescan.spells_any is None, reason="lexer not compiled here")
+@given(st.binary(max_size=300), st.lists(st.binary(min_size=1, max_size=6), min_size=1, max_size=3))
+@settings(max_examples=300, deadline=None)
+def test_spells_any_is_a_byte_search(data: bytes, needles: list[bytes]) -> None:
+    # The end of a run reads for unused suppressions only files it says hold a marker.
+    assert _prescan.spells_any is not None
+    haystack = data[: len(data) // 2] + needles[0] + data[len(data) // 2:] if data[:1] == b"!" else data
+    assert _prescan.spells_any(haystack, tuple(needles)) == any(n in haystack for n in needles)

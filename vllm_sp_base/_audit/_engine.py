@@ -194,6 +194,7 @@ def _audit(
     result.diagnostics.extend(discovered.problems)
     audited = set(discovered.files)
     sources = Sources(cache, result, audited, whole=parse_all)
+    sources.marks = _suppression_marks()
     if parse_all:
         for path in discovered.files:
             sources.read(path)
@@ -292,6 +293,14 @@ def _check(
     return modules if agree else None
 
 
+def _suppression_marks() -> tuple[bytes, ...]:
+    """What a line that suppresses SPB001 spells: its code (``# noqa``) or the marker of an ignore comment."""
+    from vllm_sp_base._audit.rule._rule import SkippedInitRead
+    from vllm_sp_base._audit.rule._suppress import MARKER
+
+    return (SkippedInitRead.CODE.encode(), MARKER)
+
+
 def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, int]]) -> list[tuple[str, int]]:
     """Lines of the audited files whose ``# noqa`` names SPB001 (or one of its
     attributes) and suppressed nothing: a class header or ``__init__`` line of a
@@ -304,7 +313,7 @@ def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, 
     unused = []
     for path in discovered.files:
         text = sources.texts.get(path)
-        if text is None or (code.encode() not in text and MARKER not in text):
+        if path in sources.unmarked or text is None or (code.encode() not in text and MARKER not in text):
             continue
         for number, line in enumerate(text.splitlines(), 1):
             if (path, number) in used:

@@ -116,5 +116,6 @@ PyObject *cut_bodies(PyObject *module, PyObject *args);
 PyObject *scan(PyObject *module, PyObject *args);
 PyObject *read_and_scan(PyObject *module, PyObject *args);
 PyObject *code_digest(PyObject *module, PyObject *args);
+PyObject *spells_any(PyObject *module, PyObject *args);
 
 #endif

@@ -8,6 +8,8 @@ static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(source) -> (classes, aliases, imported, modules) or None: see scan.c."},
     {"code_digest", code_digest, METH_VARARGS,
      "code_digest(source) -> 16 bytes, or None where it does not lex: see digest.c."},
+    {"spells_any", spells_any, METH_VARARGS,
+     "spells_any(source, needles) -> whether the source holds any of them: see spells.c."},
 #ifndef _WIN32
     {"read_and_scan", read_and_scan, METH_VARARGS,
      "read_and_scan(path, limit) -> (bytes, scan(bytes)), or (None, size) past limit: see read.c."},

@@ -55,6 +55,9 @@ def _without_blanks(written: str) -> str:
 #: them, read and lexed without the GIL (see ``lexer/read.c``); None where not compiled.
 read_and_scan = getattr(_lexer, "read_and_scan", None)
 
+#: ``spells_any(data, needles)``: whether the bytes hold one of ``needles``, searched without the GIL.
+spells_any = getattr(_lexer, "spells_any", None)
+
 
 def scan_releases_the_gil() -> bool:
     """Whether ``scan`` runs compiled, without the GIL: threads then scan in parallel."""

@@ -14,7 +14,7 @@ from vllm_sp_base._audit.files._keys import (
     read_with_stat,
     stat_key,
 )
-from vllm_sp_base._audit.prescan._prescan import read_and_scan, scan, scanned
+from vllm_sp_base._audit.prescan._prescan import read_and_scan, scan, scanned, spells_any
 from vllm_sp_base._audit.prescan._scans import FileScan
 from vllm_sp_base._audit.report._finding import AuditResult
 from vllm_sp_base._audit.sources._cache import Cache
@@ -58,6 +58,10 @@ class Sources:
         self.decodable: dict[str, bool] = {}  # path -> valid UTF-8 or declares its coding
         self.parsed: set[str] = set()  # audited files summarised (now or in the cache)
         self.stored: list[bytes] = []  # keys this process added to the cache
+        # The bytes a suppression comment spells (set by the engine), and the files
+        # the pre-scan's threads found holding none of them: read again by nobody.
+        self.marks: tuple[bytes, ...] = ()
+        self.unmarked: set[str] = set()
         self.workers = Workers(self.texts)
 
     def _lookup(self, key: bytes, path: str) -> Any:
@@ -187,6 +191,8 @@ class Sources:
         data, found = self._load(path, lexing=True) if lexed else (self.read(path), None)
         if data is None:
             return None
+        if self.marks and spells_any is not None and not spells_any(data, self.marks):
+            self.unmarked.add(path)
         key = self.keys[path] + b"S"
         cached = self._lookup(key, path)
         if cached is None:
