@@ -73,12 +73,20 @@ def _matcher(patterns: tuple[str, ...]) -> Callable[[str, str, str], bool]:
     return matches
 
 
-def _module_of(path: str, root: str, found: Discovered) -> str:
+def _importable_from(directory: str, root: str) -> bool:
+    """Every folder from ``root`` down to ``directory`` is an identifier."""
+    folders = os.path.relpath(directory, root).split(os.sep)
+    return all(part.isidentifier() or part == os.curdir for part in folders)
+
+
+def _module_of(path: str, root: str, found: Discovered, importable: bool | None = None) -> str:
     """``path``'s module name under ``root``; where a folder on the way is no
     identifier (``x.y/pkg``, ``my-tools/``), under the file's own import root
-    (its packages' parent), which then becomes a search root too."""
-    folders = os.path.relpath(os.path.dirname(path), root).split(os.sep)
-    if all(part.isidentifier() or part == os.curdir for part in folders):
+    (its packages' parent), which then becomes a search root too.
+    ``importable``: ``_importable_from`` of its folder, where known."""
+    if importable is None:
+        importable = _importable_from(os.path.dirname(path), root)
+    if importable:
         return module_name(path, root)
     own = import_root(path)
     if own not in found.roots:
@@ -146,6 +154,7 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
         seen.add(key)
         inside = above | {key}
         subdirs = []
+        importable: bool | None = None  # the folder's, asked once for all its files
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
@@ -161,7 +170,9 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
                 if _not_utf8(entry.path):
                     found.problems.append((entry.path, _NOT_UTF8))
                 elif entry.is_file():
-                    found.files[entry.path] = _module_of(entry.path, root, found)
+                    if importable is None:
+                        importable = _importable_from(directory, root)
+                    found.files[entry.path] = _module_of(entry.path, root, found, importable)
                 elif entry.is_symlink() and not os.path.exists(entry.path):
                     found.problems.append((entry.path, "broken or looping symlink"))
                 else:  # a FIFO, a device, or a link to one
