@@ -202,3 +202,49 @@ def test_a_signal_during_parse_all_ends_it_without_a_traceback(sig: str, group: 
     assert "Traceback" not in err.decode(), err.decode()[-500:]
     if sig == "SIGINT":
         assert proc.returncode == 130 and err.decode().strip().endswith("interrupted")
+
+
+def test_files_that_share_their_bases_are_checked_by_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vllm_sp_base._audit.prescan._prescan import files_reached, scan
+
+    monkeypatch.setattr(_candidates, "processes", lambda: 2)
+    sources = {
+        "big_base.py": b"class Big:\n    def __init__(self):\n        self.x = 1\n" + b"#" * 40_000 + b"\n",
+        "small_base.py": b"class Small:\n    def __init__(self):\n        self.y = 1\n" + b"#" * 20_000 + b"\n",
+    }
+    for n in range(32):  # children of Big and of Small, alternating, of one size: two processes' worth
+        parent = ("Big", "Small")[n % 2]
+        sources[f"child{n}.py"] = f"class C{n}({parent}):\n    def __init__(self):\n        pass\n".encode()
+    scans = {path: scan(data) for path, data in sources.items()}
+    names = {f"C{n}" for n in range(32)}
+    reached = files_reached(scans, names)
+    assert reached["child0.py"] == {"big_base.py"} and reached["child1.py"] == {"small_base.py"}
+    children = sorted(p for p in sources if p.startswith("child"))
+    groups = _candidates.split(children, sources, reached)
+    # Big's children in one process, Small's in the other: each base module summarised once.
+    assert sorted(sorted(int(p[5:-3]) % 2 for p in group) for group in groups) == [[0] * 16, [1] * 16]
+    # By size alone, each process would take both kinds and parse both bases.
+    by_size = _candidates.split(children, sources)
+    assert all({int(p[5:-3]) % 2 for p in group} == {0, 1} for group in by_size)
+
+
+def test_each_queued_item_is_taken_once_own_group_first() -> None:
+    from vllm_sp_base._audit.sources._workers import Queues
+
+    queues = Queues([["a", "b"], ["c"], []])
+    try:
+        assert list(queues.taker(1)) == ["c", "a", "b"]  # its own, then what the others left
+        assert list(queues.taker(0)) == [] and list(queues.taker(2)) == []
+    finally:
+        queues.close()
+    groups = [[f"{g}-{n}" for n in range(40)] for g in range(3)]
+    queues = Queues(groups)
+    try:
+        taken = in_processes(lambda items: (os.getpid(), [item for item in items if not time.sleep(0.001)]),
+                             [queues.taker(k) for k in range(3)])
+    finally:
+        queues.close()
+    everything = [item for _, items in taken for item in items]
+    assert sorted(everything) == sorted(item for group in groups for item in group)  # once each
+    assert len({pid for pid, _ in taken}) == 3
+    assert _no_child_left()

@@ -8,7 +8,7 @@ import marshal
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base import __version__
@@ -227,9 +227,13 @@ def _check(
 ) -> dict[str, tuple[str, bool] | None] | None:
     """Runs the check into ``result``; returns how each module it looked for
     resolved (None where two processes saw one resolve two ways: it changed)."""
-    from vllm_sp_base._audit.prescan._prescan import candidate_names, scan_releases_the_gil
+    from vllm_sp_base._audit.prescan._prescan import (
+        candidate_names,
+        files_reached,
+        scan_releases_the_gil,
+    )
     from vllm_sp_base._audit.rule._candidates import CandidateChecker, split
-    from vllm_sp_base._audit.sources._workers import in_processes, in_threads, set_inits_of
+    from vllm_sp_base._audit.sources._workers import Queues, in_processes, in_threads, set_inits_of
 
     start = time.perf_counter()
     # Both modes take ``subclassed`` (who may be only a base) from the pre-scan:
@@ -258,12 +262,20 @@ def _check(
 
     # Its threads would be forked mid-flight with the groups; they need it no more.
     sources.workers.close()
-    groups = split(files, sources.texts)
+    groups = split(files, sources.texts, None if parse_all else files_reached(scans, chosen.names))
     check = CandidateChecker(sources, roots, discovered.files, names, options, subclassed)
     modules: dict[str, tuple[str, bool] | None] = {}
     agree = True
     used: set[tuple[str, int]] = set()
-    for checked in in_processes(check, groups):
+    queues = Queues(groups) if len(groups) > 1 and Queues.fit(groups) else None
+    takers: list[Iterable[str]] = (
+        [queues.taker(k) for k in range(len(groups))] if queues is not None else list(groups))
+    try:
+        checked_groups = in_processes(check, takers)
+    finally:
+        if queues is not None:
+            queues.close()
+    for checked in checked_groups:
         used.update(checked.noqa_used)
         result.findings += checked.findings
         result.suppressed += checked.suppressed
@@ -287,6 +299,7 @@ def _check(
             if key not in sources.memo:
                 sources.cache.put_plain(key, marshal.loads(data))
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
+    result.only_bases.sort()  # which process checked which file is decided at run time
     result.unresolved.sort(key=lambda u: (u.path, u.line, u.base))
     result.unused_noqa = _unused_noqa(discovered, sources, used)
     result.lap("candidates, their MROs, the rule", start)

@@ -313,3 +313,40 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
     subclassed = set(children)
     subclassed.update(o for alias in children for o in alias_of.get(alias, ()))
     return Candidates(names, frozenset(in_mros), frozenset(subclassed))
+
+
+def files_reached(scans: dict[str, FileScan], names: set[str]) -> dict[str, set[str]]:
+    """For each file that defines a class of ``names``, the audited files its
+    classes' bases may be defined in, by bare name and transitively (what
+    checking it will summarise, as far as the pre-scan can tell): files that
+    share them are best checked by one process."""
+    defined: dict[str, list[str]] = defaultdict(list)
+    bases: dict[str, set[str]] = defaultdict(set)
+    for path, file_scan in scans.items():
+        for cls in file_scan.classes:
+            defined[cls.name].append(path)
+            bases[cls.name].update(cls.bases)
+        for alias, original in file_scan.aliases:
+            bases[alias].add(original)
+    reached: dict[str, set[str]] = {}
+    memo: dict[str, frozenset[str]] = {}
+
+    def above(name: str) -> frozenset[str]:
+        """The files defining ``name``'s bases, and theirs (a stack: hierarchies run deep)."""
+        if name in memo:
+            return memo[name]
+        seen, todo, files = {name}, [name], set[str]()
+        while todo:
+            for base in bases.get(todo.pop(), ()):
+                if base not in seen:
+                    seen.add(base)
+                    todo.append(base)
+                    files.update(defined.get(base, ()))
+        memo[name] = frozenset(files)
+        return memo[name]
+
+    for path, file_scan in scans.items():
+        mine = [cls.name for cls in file_scan.classes if cls.name in names]
+        if mine:
+            reached[path] = set().union(*(above(name) for name in mine)) - {path}
+    return reached

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import marshal
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,16 +33,32 @@ if TYPE_CHECKING:
 FILES_PER_PROCESS = 16
 
 
-def split(paths: list[str], texts: dict[str, bytes]) -> list[list[str]]:
+def split(paths: list[str], texts: dict[str, bytes], reached: dict[str, set[str]] | None = None) -> list[list[str]]:
     """``paths`` in one group per process (fewer for few files), of about as
-    many bytes: the largest file first, each to the lightest group so far."""
+    many bytes to parse. Each process summarises its files and the files
+    their bases are defined in (``reached``): a file goes, the heaviest
+    first, where that adds the fewest bytes while the group stays within its
+    share of the whole (files that share bases together), else where it adds
+    the fewest."""
     count = min(processes(), max(1, len(paths) // FILES_PER_PROCESS))
+    reached = reached or {}
+    needs = {path: {path} | reached.get(path, set()) for path in paths}
+
+    def size(files: set[str]) -> int:
+        return sum(len(texts.get(p, b"")) for p in files)
+
+    # A candidate's own file costs twice: summarised, then its methods' bodies parsed for the rule.
+    share = (size(set().union(*needs.values())) + size(set(paths))) / count if paths else 0
     groups: list[list[str]] = [[] for _ in range(count)]
+    parsed: list[set[str]] = [set() for _ in range(count)]
     weights = [0] * count
-    for path in sorted(paths, key=lambda p: -len(texts.get(p, b""))):
-        lightest = weights.index(min(weights))
-        groups[lightest].append(path)
-        weights[lightest] += len(texts.get(path, b""))
+    for path in sorted(paths, key=lambda p: (-size(needs[p]), p)):
+        added = [size(needs[path] - parsed[g]) + len(texts.get(path, b"")) for g in range(count)]
+        within = [g for g in range(count) if weights[g] + added[g] <= share] or list(range(count))
+        chosen = min(within, key=lambda g: (added[g], weights[g], g))
+        groups[chosen].append(path)
+        weights[chosen] += added[chosen]
+        parsed[chosen] |= needs[path]
     return [group for group in groups if group] or [[]]
 
 
@@ -90,7 +107,7 @@ class CandidateChecker:
         self.home = os.getpid()
         self._spelled: dict[str, list[tuple[str, bytes]]] = {}
 
-    def __call__(self, paths: list[str]) -> Checked:
+    def __call__(self, paths: Iterable[str]) -> Checked:
         sources = self.sources
         problems_before, keys_before, stored_before, seen_before = (
             len(sources.result.diagnostics), len(sources.keys), len(sources.stored), len(sources.seen))

@@ -7,8 +7,8 @@ import os
 import pickle
 import signal
 import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
 from vllm_sp_base._audit.prescan._prescan import scan
 from vllm_sp_base._audit.summaries._summaries import ModuleInfo, detach_sources, unparsable
@@ -97,6 +97,51 @@ def in_processes(function: Callable[[_T], _R], items: list[_T]) -> list[_R]:
             raise value
         results.append(value)
     return results
+
+
+class Queues(Generic[_T]):
+    """Each group's items behind a pipe of its own, written (and its writing
+    end closed) before the processes fork: a process takes its own group's,
+    in order, then what is left of the others' (a 4-byte read from a pipe is
+    atomic). The split's grouping stays, and no process idles while another
+    has items left: the groups' cost is only guessed beforehand."""
+
+    #: Items a group may hold: its indices fit a pipe's buffer on any system (4 KiB).
+    MAX_ITEMS = 1024
+
+    def __init__(self, groups: list[list[_T]]) -> None:
+        self.items = [item for group in groups for item in group]
+        self.ends: list[int] = []
+        first = 0
+        try:
+            for group in groups:
+                read_end, write_end = os.pipe()
+                self.ends.append(read_end)
+                indices = b"".join(i.to_bytes(4, "little") for i in range(first, first + len(group)))
+                try:
+                    while indices:
+                        indices = indices[os.write(write_end, indices):]
+                finally:
+                    os.close(write_end)
+                first += len(group)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def fit(cls, groups: list[list[_T]]) -> bool:
+        return all(len(group) <= cls.MAX_ITEMS for group in groups)
+
+    def taker(self, own: int) -> Iterator[_T]:
+        """What the process of group ``own`` checks, read lazily: in that process."""
+        for read_end in self.ends[own:] + self.ends[:own]:
+            while len(index := os.read(read_end, 4)) == 4:
+                yield self.items[int.from_bytes(index, "little")]
+
+    def close(self) -> None:
+        for read_end in self.ends:
+            os.close(read_end)
+        self.ends = []
 
 
 def _fork(function: Callable[[_T], Any], item: _T) -> tuple[int, int]:
