@@ -213,6 +213,7 @@ def test_an_abbreviated_flag_is_read_as_vllm_reads_it(
     assert _explain_layout(capsys, ["--tensor-parallel", "4"]) == {
         "tensor_parallel_size": 4, "data_parallel_size": 1, "pipeline_parallel_size": 1,
         "enable_expert_parallel": False, "all2all_backend": "allgather_reducescatter"}
+    assert _json(capsys, "--", "-tp", "2")["ignored"] == ["--"]  # no option's prefix
     with pytest.raises(SystemExit):
         main(["explain", "--data-parallel-si", "2"])
     assert "vllm serve refuses it as ambiguous (it could be --data-parallel-size, " in capsys.readouterr().err

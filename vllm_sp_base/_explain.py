@@ -111,7 +111,7 @@ def sort_words(parser: argparse.ArgumentParser,
                     "`tensor-parallel-size: 4` in the file is -tp 4)")
             notes.append(f"{word}: vllm serve 0.33.0 reads a config file only after --config as a "
                          "word of its own: this line reads none")
-        if name not in takes_value and word.startswith("-") and not _is_number(word):
+        if name not in takes_value and name.strip("-") and word.startswith("-") and not _is_number(word):
             name = _as_vllm_reads(word, name)
         if name in takes_value:
             ours.append(name + equals + value)
