@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,7 +118,10 @@ def test_a_line_quoted_as_one_word_is_split_as_a_shell_would_and_ignored_words_k
     [
         (["--tp", "8"], "--tp: looks like a parallelism flag but is not one vllm serve takes; did you mean -tp?"),
         (["--dp", "4"], "did you mean -dp?"),
-        (["vllm serve m --tensor-parallel 4"], "did you mean --tensor-parallel-size"),
+        (["vllm serve m --tensor-parallel-sz 4"], "did you mean --tensor-parallel-size"),
+        (["--tp-size", "8"], "did you mean -tp or --tensor-parallel-size?"),
+        (["-TP", "8"], "did you mean -tp?"),
+        (["--disable-ep"], "did you mean --disable-expert-parallel?"),
         (["-tp8"], "-tp8: did you mean -tp 8?"),
         (["--data-paralel-size", "2"], "did you mean --data-parallel-size"),
         (["--expert-parallel"], "did you mean --enable-expert-parallel"),
@@ -130,37 +137,149 @@ def test_a_word_that_looks_like_a_parallelism_flag_and_is_not_one_is_an_error(
     assert exit_info.value.code == 2 and needle in err and err.count("\n") == 1, err
 
 
-def test_every_option_of_vllm_serve_is_read_or_ignored_never_refused(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    # The real vLLM 0.33.0 parser: none of its flags is taken for a typo.
-    from vllm.engine.arg_utils import AsyncEngineArgs
+@pytest.fixture(scope="module")
+def vllm_serve() -> Any:
+    """vLLM 0.33.0's own ``vllm serve`` parser (the real one, not a copy)."""
+    from vllm.entrypoints.common.cli_args import make_arg_parser
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    from vllm_sp_base._explain import VLLM_OTHER_PARALLEL_OPTIONS
+    return make_arg_parser(FlexibleArgumentParser())
 
-    vllm_parser = FlexibleArgumentParser()
-    AsyncEngineArgs.add_cli_args(vllm_parser)
-    understood = {"-tp": 2, "--tensor-parallel-size": 2, "-dp": 3, "--data-parallel-size": 3,
-                  "-pp": 4, "--pipeline-parallel-size": 4, "--all2all-backend": "deepep_v2"}
-    names = {"-tp": "tensor_parallel_size", "--tensor-parallel-size": "tensor_parallel_size",
-             "-dp": "data_parallel_size", "--data-parallel-size": "data_parallel_size",
-             "-pp": "pipeline_parallel_size", "--pipeline-parallel-size": "pipeline_parallel_size",
-             "--all2all-backend": "all2all_backend"}
-    seen = set()
-    for action in vllm_parser._actions:
-        for option in action.option_strings:
-            if option in ("-h", "--help"):
-                continue
-            seen.add(option)
-            value = [str(understood.get(option, "1"))] if action.nargs != 0 else []
-            assert main(["explain", "--json", option, *value]) == 0, option
-            result = json.loads(capsys.readouterr().out)
-            if option in names:  # read, with vllm serve's meaning
-                assert result["layout"][names[option]] == understood[option] and "ignored" not in result
-            elif option in ("-ep", "--enable-expert-parallel", "--disable-expert-parallel"):
-                assert result["layout"]["enable_expert_parallel"] is (option != "--disable-expert-parallel")
-            else:
-                assert result["ignored"] == [option, *value], option
-    assert VLLM_OTHER_PARALLEL_OPTIONS <= seen  # none stale
-    assert set(names) | {"-ep", "--disable-expert-parallel"} <= seen
+
+_GATES = ("tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
+          "enable_expert_parallel", "all2all_backend")
+_VALUES = {"tensor_parallel_size": "2", "data_parallel_size": "3", "pipeline_parallel_size": "4",
+           "all2all_backend": "deepep_v2"}
+
+
+def _vllm_layout(vllm_serve: Any, argv: list[str]) -> dict[str, object] | None:
+    """The gates' inputs as vLLM's parser reads ``argv``; None where it refuses the line."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # its usage block, when it refuses
+            parsed = vllm_serve.parse_args(argv)
+    except SystemExit:
+        return None
+    return {gate: getattr(parsed, gate) for gate in _GATES}
+
+
+def _explain_layout(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object] | None:
+    try:
+        code = main(["explain", "--json", *argv])
+    except SystemExit as exit_info:
+        assert exit_info.code == 2 and capsys.readouterr().err.count("\n") == 1
+        return None
+    assert code == 0
+    layout = json.loads(capsys.readouterr().out)["layout"]
+    return {gate: layout[gate] for gate in _GATES}
+
+
+def test_every_option_of_vllm_serve_is_read_as_vllm_reads_it_or_ignored(
+    capsys: pytest.CaptureFixture[str], vllm_serve: Any,
+) -> None:
+    # Every option string vLLM 0.33.0's parser takes (the hidden --no-enable-...
+    # spellings too): explain reads the gates' inputs as vLLM does and ignores
+    # the rest; none is taken for a typo.
+    from vllm_sp_base._serve_options import VLLM_SERVE_OPTIONS
+
+    assert set(vllm_serve._option_string_actions) == VLLM_SERVE_OPTIONS
+    for option, action in vllm_serve._option_string_actions.items():
+        if option in ("-h", "--help", "--config"):
+            continue
+        value = [_VALUES.get(action.dest, "1")] if action.nargs != 0 else []
+        expected = _vllm_layout(vllm_serve, [option, *value]) if action.dest in _GATES else None
+        assert main(["explain", "--json", option, *value]) == 0, option
+        result = json.loads(capsys.readouterr().out)
+        if expected is not None:  # read, with vllm serve's meaning
+            assert {g: result["layout"][g] for g in _GATES} == expected and "ignored" not in result
+        else:
+            assert result["ignored"] == [option, *value], option
+
+
+def test_an_abbreviated_flag_is_read_as_vllm_reads_it(
+    capsys: pytest.CaptureFixture[str], vllm_serve: Any,
+) -> None:
+    # vLLM's parser takes a unique prefix of an option (argparse's
+    # abbreviations): `--tensor-parallel 4` is TP=4 there, `-t 4` too, and
+    # `--data-parallel-si 2` is refused as ambiguous. Each prefix of each gate
+    # flag: the same layout, or refused by both.
+    from vllm_sp_base._explain import _GATE_OPTIONS
+
+    for option in sorted(_GATE_OPTIONS):
+        dest = vllm_serve._option_string_actions[option].dest
+        value = [_VALUES[dest]] if dest in _VALUES else []
+        for end in range(3 if option.startswith("--") else 2, len(option) + 1):
+            argv = [option[:end], *value]
+            assert _explain_layout(capsys, argv) == _vllm_layout(vllm_serve, argv), argv
+    assert _explain_layout(capsys, ["--tensor-parallel", "4"]) == {
+        "tensor_parallel_size": 4, "data_parallel_size": 1, "pipeline_parallel_size": 1,
+        "enable_expert_parallel": False, "all2all_backend": "allgather_reducescatter"}
+    assert _json(capsys, "--", "-tp", "2")["ignored"] == ["--"]  # no option's prefix
+    with pytest.raises(SystemExit):
+        main(["explain", "--data-parallel-si", "2"])
+    assert "vllm serve refuses it as ambiguous (it could be --data-parallel-size, " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("word", ["-sp", "--sequence-parallel", "--enable-sequence-parallel", "-SP"])
+def test_a_sequence_parallel_flag_is_refused_as_vllm_refuses_it(
+    capsys: pytest.CaptureFixture[str], vllm_serve: Any, word: str,
+) -> None:
+    # vLLM 0.33.0 has no such flag: SP follows from the layout, which is what
+    # explain is for; a verdict for TP=1 with the word ignored would be wrong.
+    assert _vllm_layout(vllm_serve, [word]) is None
+    with pytest.raises(SystemExit) as exit_info:
+        main(["explain", "vllm", "serve", "m", "-tp", "4", word])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert f"{word}: vllm serve has no such flag" in err and "it follows from -tp, -dp" in err
+
+
+@pytest.mark.parametrize("code", ["SPB001", "spb001", "SPB002", "spb"])
+def test_a_rule_code_is_pointed_to_the_rule_command_not_given_a_verdict(
+    capsys: pytest.CaptureFixture[str], code: str,
+) -> None:
+    # A ruff user explains a finding's code (`ruff rule F401`, once
+    # `ruff --explain F401`): here that is `vllm-sp-base rule SPB001`.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["explain", code])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "SP-MoE" not in err
+    assert "`vllm-sp-base rule SPB001`" in err and err.startswith(f"vllm-sp-base explain: error: {code}: ")
+    assert main(["rule", "SPB001"]) == 0 and capsys.readouterr().out.startswith("SPB001: ")
+
+
+def test_config_file_is_an_error_where_vllm_reads_it_and_a_note_where_it_does_not(
+    capsys: pytest.CaptureFixture[str], vllm_serve: Any, tmp_path: Path,
+) -> None:
+    config = tmp_path / "serve.yaml"
+    config.write_text("tensor-parallel-size: 4\ndata_parallel_size: 2\nenable-expert-parallel: true\n")
+    # `--config FILE`: vLLM takes the sizes from the file; explain does not
+    # read it, so no verdict for the default layout.
+    assert _vllm_layout(vllm_serve, ["--config", str(config)]) == {
+        "tensor_parallel_size": 4, "data_parallel_size": 2, "pipeline_parallel_size": 1,
+        "enable_expert_parallel": True, "all2all_backend": "allgather_reducescatter"}
+    for argv in (["vllm", "serve", "m", "--config", str(config)], [f"vllm serve m --config {config}"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["explain", *argv])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.count("\n") == 1, err
+        assert f"--config {config}: vllm serve reads options from that file, explain does not" in err
+    # `--config=FILE`: vLLM 0.33.0 reads no file; the verdict is the line's, and says so.
+    assert _vllm_layout(vllm_serve, [f"--config={config}", "-tp", "2"]) == _explain_layout(
+        capsys, [f"--config={config}", "-tp", "2"])
+    assert main(["explain", f"--config={config}", "-tp", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "TP=2 DP=1" in out and out.rstrip().endswith(
+        f"note: --config={config}: vllm serve 0.33.0 reads a config file only after --config as a "
+        "word of its own: this line reads none")
+
+
+def test_a_pasted_line_with_backslash_continuations_is_joined_as_a_shell_joins_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = "vllm serve deepseek-ai/DeepSeek-V3.2 \\\n  -tp 8 \\\r\n  -dp 2 \\\n  --max-model-len 8192 -ep"
+    result = _json(capsys, line)
+    assert result["ignored"] == ["vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "--max-model-len", "8192"]
+    assert result["layout"]["data_parallel_size"] == 2  # type: ignore[index]
+    assert main(["explain", line]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(
+        "\nignored (not about the gates): vllm serve deepseek-ai/DeepSeek-V3.2 --max-model-len 8192")

@@ -17,6 +17,7 @@ from vllm_sp_base._gates import (
     model_sequence_parallel_conditions,
     sequence_parallel_moe_conditions,
 )
+from vllm_sp_base._serve_options import VLLM_SERVE_OPTIONS
 
 
 def _positive(text: str) -> int:
@@ -37,29 +38,25 @@ def _backend(text: str) -> str:
     return text
 
 
-#: vLLM 0.33.0's own options that look like parallelism flags but do not bear
-#: on the gates (``tests/test_explain.py`` checks the list against vLLM's real
-#: parser): a pasted ``vllm serve`` line may hold them; they are ignored, said.
-VLLM_OTHER_PARALLEL_OPTIONS = frozenset({
-    "--data-parallel-address", "--data-parallel-backend", "--data-parallel-external-lb",
-    "--data-parallel-hybrid-lb", "--data-parallel-multi-port-external-lb", "--data-parallel-rank",
-    "--data-parallel-rpc-port", "--data-parallel-size-local", "--data-parallel-start-rank",
-    "--decode-context-parallel-size", "--disable-elastic-ep", "--disable-ep-weight-filter",
-    "--disable-eplb", "--disable-hc-sp", "--disable-nccl-for-dp-synchronization",
-    "--disable-return-routed-experts", "--disable-shm-tensor-arena", "--dp-sync-interval",
-    "--elastic-ep-max-dp-size", "--enable-elastic-ep", "--enable-ep-weight-filter", "--enable-eplb",
-    "--enable-hc-sp", "--enable-nccl-for-dp-synchronization", "--enable-return-routed-experts",
-    "--enable-shm-tensor-arena", "--eplb-config", "--expert-placement-strategy",
-    "--max-parallel-loading-workers", "--mm-encoder-tp-mode", "--mm-tensor-ipc",
-    "--no-data-parallel-external-lb", "--no-data-parallel-hybrid-lb",
-    "--prefill-context-parallel-size", "-pcp", "-dcp", "-dpa", "-dpb", "-dpe", "-dph", "-dpl",
-    "-dpm", "-dpn", "-dpp", "-dpr",
+#: vLLM 0.33.0's options that set the gates' inputs, as ``explain`` spells
+#: them (``tests/test_explain.py`` checks them against vLLM's parser).
+_GATE_OPTIONS = frozenset({
+    "--tensor-parallel-size", "-tp", "--data-parallel-size", "-dp", "--pipeline-parallel-size",
+    "-pp", "--enable-expert-parallel", "-ep", "--disable-expert-parallel",
+    "--no-enable-expert-parallel", "--all2all-backend",
 })
 #: Words of an option's name that make it look like one of the gates' inputs.
 _PARALLEL_WORDS = frozenset({"parallel", "tensor", "pipeline", "expert", "all2all", "tp", "dp",
-                             "pp", "ep"})
+                             "pp", "ep", "sp", "sequence"})
+#: ``--tp-size``, ``--enable-ep``: the flags an abbreviation in a name stands for.
+_ABBREVIATED = {"tp": ("-tp", "--tensor-parallel-size"), "dp": ("-dp", "--data-parallel-size"),
+                "pp": ("-pp", "--pipeline-parallel-size"), "ep": ("-ep", "--enable-expert-parallel")}
 #: ``-tp8``: a short flag with its value glued on (vLLM refuses it too).
 _GLUED = re.compile(r"-{1,2}(tp|dp|pp)=?\d+")
+#: ``SPB001``, ``spb``: a rule's code, which ``vllm-sp-base rule`` documents.
+_RULE_CODE = re.compile(r"spb\d*", re.IGNORECASE)
+_RULE = "SPB001"
+_GATE_FLAGS = "-tp, -dp, -pp, -ep/--disable-expert-parallel and --all2all-backend"
 
 
 class ExplainInputError(ValueError):
@@ -67,12 +64,13 @@ class ExplainInputError(ValueError):
 
 
 def split_words(words: Sequence[str]) -> list[str]:
-    """A pasted line quoted as one argument is split as a shell would."""
+    """A pasted line quoted as one argument is split as a shell would, a
+    backslash before a line break joining the lines as a shell does."""
     split: list[str] = []
     for word in words:
         if any(c.isspace() for c in word):
             try:
-                split += shlex.split(word)
+                split += shlex.split(re.sub(r"\\\r?\n", "", word))
             except ValueError as error:
                 raise ExplainInputError(f"cannot split {word!r} as a shell would: {error}") from None
         else:
@@ -80,34 +78,77 @@ def split_words(words: Sequence[str]) -> list[str]:
     return split
 
 
-def sort_words(parser: argparse.ArgumentParser, words: Sequence[str]) -> tuple[list[str], list[str]]:
+def sort_words(parser: argparse.ArgumentParser,
+               words: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
     """``words`` (a pasted ``vllm serve`` line, or flags) as (what ``parser``
-    reads, what is ignored, in its order). A word that looks like a
-    parallelism flag and is none of ours nor vLLM's is an error with the flag
-    it may mean: ignored, it would give a confident verdict for the wrong
-    layout."""
+    reads, what is ignored, in its order, notes to print). Each word is read as
+    vLLM 0.33.0's parser reads it, a unique prefix of an option (which vLLM
+    allows) as that option. A word that looks like a parallelism flag and is
+    none of vLLM's, one that vLLM finds ambiguous between a gate's flag and
+    another, a rule code, or ``--config FILE`` (read by vLLM, not here) is an
+    error: ignored, it would give a confident verdict for the wrong layout."""
     takes_value = {option: action.nargs != 0 for action in parser._actions
                    for option in action.option_strings}
     ours: list[str] = []
     ignored: list[str] = []
+    notes: list[str] = []
     words = split_words(words)
     index = 0
     while index < len(words):
         word = words[index]
         index += 1
+        if _RULE_CODE.fullmatch(word):
+            raise ExplainInputError(_rule_code(word))
         name, equals, value = word.partition("=")
         if name.startswith("--"):
             name = name.replace("_", "-")  # vLLM reads --tensor_parallel_size too
+        if name == "--config":
+            if not equals:
+                given = words[index] if index < len(words) else "FILE"
+                raise ExplainInputError(
+                    f"--config {given}: vllm serve reads options from that file, explain does not: "
+                    f"give its parallel settings as flags instead ({_GATE_FLAGS}; "
+                    "`tensor-parallel-size: 4` in the file is -tp 4)")
+            notes.append(f"{word}: vllm serve 0.33.0 reads a config file only after --config as a "
+                         "word of its own: this line reads none")
+        if name not in takes_value and name.strip("-") and word.startswith("-") and not _is_number(word):
+            name = _as_vllm_reads(word, name)
         if name in takes_value:
             ours.append(name + equals + value)
             if takes_value[name] and not equals and index < len(words):
                 ours.append(words[index])
                 index += 1
             continue
-        if word.startswith("-") and not _is_number(word) and name not in VLLM_OTHER_PARALLEL_OPTIONS:
+        if word.startswith("-") and not _is_number(word) and name not in VLLM_SERVE_OPTIONS:
             _refuse_lookalike(word, name, list(takes_value))
         ignored.append(word)
-    return ours, ignored
+    return ours, ignored, notes
+
+
+def _rule_code(word: str) -> str:
+    if word.upper() == _RULE:
+        return (f"{word}: a rule's code: `vllm-sp-base rule {_RULE}` explains the rule "
+                "(explain reads a vllm serve layout)")
+    return (f"{word}: not a vllm serve word, nor a rule (the one rule is {_RULE}: "
+            f"`vllm-sp-base rule {_RULE}`)")
+
+
+def _as_vllm_reads(word: str, name: str) -> str:
+    """The option ``word`` stands for as vLLM's parser reads it: ``name``
+    itself, or the one option it is a prefix of (argparse's abbreviations:
+    ``--tensor-parallel 4`` is ``--tensor-parallel-size 4`` there). A prefix
+    of several is refused by vLLM; refused here when one of them is a gate's."""
+    if name in VLLM_SERVE_OPTIONS:
+        return name
+    prefix = name if name.startswith("--") else word  # argparse: a short flag's whole word
+    matches = sorted((o for o in VLLM_SERVE_OPTIONS if o.startswith(prefix)),
+                     key=lambda o: (o not in _GATE_OPTIONS, o))
+    if len(matches) == 1:
+        return matches[0]
+    if _GATE_OPTIONS.intersection(matches):
+        shown = ", ".join(matches[:4]) + (f" and {len(matches) - 4} more" if len(matches) > 4 else "")
+        raise ExplainInputError(f"{word}: vllm serve refuses it as ambiguous (it could be {shown})")
+    return name
 
 
 def _is_number(word: str) -> bool:
@@ -125,13 +166,20 @@ def _refuse_lookalike(word: str, name: str, options: list[str]) -> None:
         raise ExplainInputError(f"{word}: did you mean -{glued.group(1)} {word.lstrip('-')[2:].lstrip('=')}?")
     if not parts & _PARALLEL_WORDS and not difflib.get_close_matches(name, options, n=1, cutoff=0.8):
         return
-    bare = name.lstrip("-")
-    same = [o for o in options if o.lstrip("-") == bare]  # --tp for -tp, -tensor-parallel-size
-    close = same or difflib.get_close_matches(name, options, n=2, cutoff=0.6)
+    if parts & {"sp", "sequence"}:
+        raise ExplainInputError(
+            f"{word}: vllm serve has no such flag (it refuses it): sequence parallelism is not "
+            f"set by a flag, it follows from {_GATE_FLAGS}, which explain reads")
+    bare = name.lstrip("-").lower()
+    same = [o for o in options if o.lstrip("-") == bare]  # --tp for -tp, -TP for -tp
+    abbreviated = [flag for part in sorted(parts & set(_ABBREVIATED)) for flag in _ABBREVIATED[part]]
+    if parts & {"disable", "no"} and "-ep" in abbreviated:
+        abbreviated = ["--disable-expert-parallel"]
+    close = same or abbreviated or difflib.get_close_matches(name, options, n=2, cutoff=0.6)
     near = f"; did you mean {' or '.join(close)}?" if close else ""
     raise ExplainInputError(
         f"{word}: looks like a parallelism flag but is not one vllm serve takes{near} (the gates "
-        f"read -tp, -dp, -pp, -ep/--disable-expert-parallel and --all2all-backend)")
+        f"read {_GATE_FLAGS})")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -224,9 +272,12 @@ def render(result: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     ignored: list[str] = getattr(args, "ignored", args.command_line)
+    notes: list[str] = getattr(args, "notes", [])
     result = report(layout_from(args))
     if ignored:
         result["ignored"] = ignored
+    if notes:
+        result["notes"] = notes
     if args.json:
         import json  # the command line builds this parser for every command: keep its start light
 
@@ -235,4 +286,6 @@ def run(args: argparse.Namespace) -> int:
         print(render(result))
         if ignored:
             print(f"ignored (not about the gates): {' '.join(ignored)}")
+        for note in notes:
+            print(f"note: {note}")
     return 0

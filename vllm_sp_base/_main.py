@@ -95,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = _parser()
         words = list(sys.argv[1:] if argv is None else argv)
         ignored: list[str] = []
+        notes: list[str] = []
         if words[:1] == ["explain"]:
             # Only ``explain`` takes words it does not know (a pasted ``vllm
             # serve`` line, said as ignored); every other command refuses them.
@@ -102,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             explain = parser.commands["explain"]
             try:
-                ours, ignored = _explain.sort_words(explain, words[1:])
+                ours, ignored, notes = _explain.sort_words(explain, words[1:])
             except _explain.ExplainInputError as error:
                 explain.error(str(error))
             words = ["explain", *ours]
@@ -111,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = getattr(args, "parser", parser)
             command.error(f"unrecognized arguments: {' '.join(unknown)}{_did_you_mean(command, unknown)}")
         args.ignored = ignored
+        args.notes = notes
         code: int = args.run(args)
     except KeyboardInterrupt:
         print("vllm-sp-base: interrupted", file=sys.stderr)

@@ -718,7 +718,7 @@ def test_the_adoption_path_passes_ci_baseline_with_unresolved_bases_exit_zero_an
     assert (code, out) == (0, "")  # an unresolved base alone does not fail: fail-on = ["error"]
     assert _run(capsys, "model.py", "--fail-on", "unresolved")[0] == 1
     assert json.loads(_run(capsys, "pkg", "--format", "json")[1])["findings"]
-    for bad, needle in (('fail-on = ["errors"]', "fail-on: choose from error, warning"),
+    for bad, needle in (('fail-on = ["errors"]', "fail-on: 'errors': choose from error, warning"),
                         ('output-format = "xml"', "output-format: 'xml': choose from grouped"),
                         ('fail-on = "error"', "fail-on must be a list")):
         (tmp_path / "pyproject.toml").write_text(f"[tool.vllm-sp-base]\n{bad}\n")

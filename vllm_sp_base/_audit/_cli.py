@@ -8,7 +8,7 @@ import os
 import sys
 
 from vllm_sp_base._audit._command import EXIT_CLEAN, EXIT_USAGE
-from vllm_sp_base._audit._config import FAIL_ON, FORMATS, fail_on
+from vllm_sp_base._audit._config import FORMATS, fail_on
 from vllm_sp_base._audit._options import DEFAULT_ENTRY_POINTS
 from vllm_sp_base._audit.sources._cache import default_dir
 
@@ -140,8 +140,8 @@ def print_rule(args: argparse.Namespace) -> int:
 def _fail_on(text: str) -> frozenset[str]:
     try:
         return fail_on(text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(FAIL_ON)} (comma-separated)") from None
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _directory(text: str) -> str:

@@ -85,9 +85,12 @@ def _run(args: argparse.Namespace) -> int:
         plan_result(result, paths)
     with _report_stream(args.output_file) as out:
         print(_report_text(result, form, args.statistics), file=out, end="")
-    if form not in ("json", "sarif", "github"):
+    # A machine format on stdout is the whole output (what could not be checked
+    # is in it); a report written to a file leaves the terminal the summary.
+    said_on_stderr = args.output_file is not None or form not in ("json", "sarif", "github")
+    if said_on_stderr:
         _stderr(result, args, paths)
-    if stale and not args.quiet and form not in ("json", "sarif", "github"):
+    if stale and not args.quiet and said_on_stderr:
         _say_stale(stale, args.baseline, paths, settings)
     return EXIT_CLEAN if args.exit_zero else _exit_code(result, args.fail_on or settings.fail_on)
 

@@ -27,8 +27,15 @@ FORMATS = ("grouped", "full", "concise", "json", "sarif", "github")
 def fail_on(parts: list[str]) -> frozenset[str]:
     """Raises ValueError with the message to say."""
     chosen = frozenset(part.strip() for part in parts if part.strip())
-    if not chosen or chosen - set(FAIL_ON):
-        raise ValueError(f"choose from {', '.join(FAIL_ON)}")
+    unknown = sorted(chosen - set(FAIL_ON))
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], FAIL_ON, n=1)
+        near = f" (did you mean {close[0]}?)" if close else ""
+        raise ValueError(f"{', '.join(map(repr, unknown))}: choose from {', '.join(FAIL_ON)}{near}")
+    if not chosen:
+        raise ValueError(f"nothing given: choose from {', '.join(FAIL_ON)}")
     return chosen
 
 

@@ -58,7 +58,9 @@ def statistics_json(result: AuditResult) -> str:
         by_init[f.skipped_init].append(f)
     return json.dumps([
         {"skipped_init": init, "findings": len(found), "classes": len({f.class_name for f in found}),
-         "errors": sum(f.severity == "error" for f in found)}
+         "errors": sum(f.severity == "error" for f in found),
+         "warnings": sum(f.severity == "warning" for f in found),
+         "notes": sum(f.severity == "note" for f in found)}
         for init, found in sorted(by_init.items(), key=lambda item: (-len(item[1]), item[0]))
     ], indent=2)
 

@@ -261,10 +261,13 @@ def summary(result: AuditResult) -> str:
 
 
 def fixable(result: AuditResult) -> str | None:
-    """``[*] 2 fixable with --fix (1 more with --unsafe-fixes)``, or None when nothing is."""
+    """``[*] 2 fixable with --fix (1 more with --unsafe-fixes)``, ``No safe fixes
+    (1 with --fix --unsafe-fixes)``, or None when nothing is."""
     counts = Counter(status.applicability for status in result.fixes.values())
     if not (counts["safe"] or counts["unsafe"]):
         return None
+    if not counts["safe"]:  # as ruff's "No fixes available (1 hidden fix ...)"
+        return f"No safe fixes ({counts['unsafe']} with --fix --unsafe-fixes)"
     more = f" ({counts['unsafe']} more with --unsafe-fixes)" if counts["unsafe"] else ""
     return f"[*] {counts['safe']} fixable with --fix{more}"
 
@@ -276,7 +279,9 @@ def statistics(result: AuditResult) -> str:
         by_init[f.skipped_init].append(f)
     lines = []
     for init, found in sorted(by_init.items(), key=lambda item: (-len(item[1]), item[0])):
-        errors = sum(f.severity == "error" for f in found)
-        lines.append(f"{len(found):>5}  {init}.__init__ skipped: {len({f.class_name for f in found})} "
-                     f"class(es), {errors} error(s)")
+        severities = Counter(f.severity for f in found)
+        counts = [plural(severities[s], s) for s in ("error", "warning", "note") if severities[s]]
+        said = " and ".join(counts) if len(counts) < 3 else ", ".join(counts)
+        classes = plural(len({f.class_name for f in found}), "class", "classes")
+        lines.append(f"{len(found):>5}  {init}.__init__ skipped: {said} in {classes}")
     return "\n".join(lines)

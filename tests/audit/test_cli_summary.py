@@ -1,0 +1,156 @@
+"""What ``vllm-sp-base audit`` says beside the report: the summary on stderr
+when the report goes to a file, the ``--statistics`` lines, the fixes line,
+a bad ``fail-on`` value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vllm_sp_base._audit._config import FORMATS
+from vllm_sp_base._main import main
+
+from .test_cli import UNRESOLVED, _run
+
+BASE = """\
+from torch import nn
+
+
+def make_norm():
+    return nn.LayerNorm(4)
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.extra = 1
+        self.norm = make_norm()
+
+    def forward(self, x):
+        if x:
+            return self.extra
+        return x
+"""
+#: A warning (``self.extra`` read when ``x``), with a safe fix.
+WARNS = """\
+from torch import nn
+from pkg.base import Base
+
+
+class Child(Base):
+    def __init__(self):
+        nn.Module.__init__(self)
+"""
+#: An error (``self.norm``), whose one fix is unsafe (it builds the norm again).
+FAILS = """\
+from torch import nn
+from pkg.base import Base
+
+
+class Other(Base):
+    def __init__(self):
+        nn.Module.__init__(self)
+
+    def forward(self, x):
+        return self.norm(x)
+"""
+
+
+def _package(where: Path, **modules: str) -> Path:
+    package = where / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(BASE)
+    for name, text in modules.items():
+        (package / f"{name}.py").write_text(text)
+    return package
+
+
+@pytest.mark.parametrize("form", FORMATS)
+def test_a_report_written_to_a_file_leaves_the_summary_on_stderr_in_every_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, form: str
+) -> None:
+    # A CI step that keeps SARIF (or JSON) in a file and shows text in its log.
+    package = _package(tmp_path, warns=WARNS, fails=FAILS, unresolved=UNRESOLVED)
+    report = tmp_path / "report.out"
+    code, out, err = _run(capsys, "--output-format", form, "--output-file", str(report), str(package))
+    assert code == 1 and out == "" and report.read_text()
+    lines = err.splitlines()
+    assert lines[-1].startswith("Found 1 error and 1 warning in 2 classes") and lines[-1].endswith(
+        "1 class with a custom __init__ not checked: 1 base could not be resolved."), err
+    assert any("unresolved base DeepseekV2Model" in line for line in lines)
+    # --quiet: what fails the run is still said, the summary is not.
+    code, out, err = _run(capsys, "--output-format", form, "-o", str(report), "-q", str(package))
+    assert "unresolved base DeepseekV2Model" in err and "Found" not in err
+
+
+@pytest.mark.parametrize("form", ["json", "sarif", "github"])
+def test_a_machine_format_on_stdout_is_the_whole_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, form: str
+) -> None:
+    package = _package(tmp_path, warns=WARNS, unresolved=UNRESOLVED)
+    code, out, err = _run(capsys, "--output-format", form, str(package))
+    assert code == 1 and out and err == ""
+
+
+def test_a_stale_baseline_entry_is_said_when_the_json_report_goes_to_a_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    package = _package(tmp_path, warns=WARNS)
+    baseline = tmp_path / "baseline.json"
+    assert _run(capsys, "--write-baseline", str(baseline), str(package))[0] == 0
+    data = json.loads(baseline.read_text())
+    data["fingerprints"].append("SPB001:pkg.gone.Renamed:flag")
+    baseline.write_text(json.dumps(data))
+    code, out, err = _run(capsys, "--baseline", str(baseline), "--format", "json", "-o",
+                          str(tmp_path / "r.json"), str(package))
+    assert code == 0 and out == "" and "1 entry no finding matches any more" in err
+    assert json.loads((tmp_path / "r.json").read_text())["findings"] == []
+
+
+def test_statistics_name_each_severity_and_count_classes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    package = _package(tmp_path, warns=WARNS)
+    code, out, _ = _run(capsys, "--statistics", str(package))
+    assert (code, out) == (1, "    1  pkg.base.Base.__init__ skipped: 1 warning in 1 class\n")
+    (package / "fails.py").write_text(FAILS)
+    code, out, _ = _run(capsys, "--statistics", str(package))
+    assert out == "    2  pkg.base.Base.__init__ skipped: 1 error and 1 warning in 2 classes\n"
+    (counts,) = json.loads(_run(capsys, "--statistics", "--format", "json", str(package))[1])
+    assert counts == {"skipped_init": "pkg.base.Base", "findings": 2, "classes": 2, "errors": 1,
+                      "warnings": 1, "notes": 0}
+
+
+def test_the_fixes_line_never_says_0_fixable(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    package = _package(tmp_path, fails=FAILS)
+    err = _run(capsys, str(package))[2].splitlines()
+    assert err[-2] == "No safe fixes (1 with --fix --unsafe-fixes)"
+    (package / "warns.py").write_text(WARNS)
+    err = _run(capsys, str(package))[2].splitlines()
+    assert err[-2] == "[*] 1 fixable with --fix (1 more with --unsafe-fixes)"
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("errors", "'errors': choose from error, warning, unresolved, noqa (did you mean error?)"),
+        ("error,warnings", "'warnings': choose from error, warning, unresolved, noqa (did you mean warning?)"),
+        ("erorr", "'erorr': choose from error, warning, unresolved, noqa (did you mean error?)"),
+        (",", "nothing given: choose from error, warning"),
+    ],
+)
+def test_a_bad_fail_on_value_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str, needle: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["audit", "--fail-on", value, str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and needle in err, err
+    if value != ",":
+        (tmp_path / "pyproject.toml").write_text(
+            f"[tool.vllm-sp-base]\nfail-on = {json.dumps(value.split(','))}\n")
+        code, _, err = _run(capsys, str(tmp_path))
+        assert code == 2 and err.count("\n") == 1 and f"] fail-on: {needle}" in err, err
