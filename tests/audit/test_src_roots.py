@@ -97,6 +97,9 @@ def test_show_settings_names_the_source_roots_and_what_a_walk_always_skips(
     assert f"src: {top}, {top / 'src'}" in lines  # under the config's folder, not the audited one
     assert ("always skipped by a walk: names starting with '.' (a path given by name is read); "
             ".gitignore is not read") in lines
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    assert "Names starting with '.' are always skipped" in " ".join(capsys.readouterr().out.split())
     # No PATH: the installed vLLM is audited, no project's roots with it.
     assert main(["audit", "--show-settings"]) == 0
     assert "src: none" in capsys.readouterr().out.splitlines()

@@ -52,6 +52,9 @@ def test_a_narrower_path_or_an_unreadable_file_keeps_its_entries_not_fixed(
     assert ("b.json: 1 entry of modules this run did not audit (excluded, outside the paths given, or "
             "unreadable), kept: SPB001:pkg.model.Model:flag; a --write-baseline from this run would "
             "drop them") in err
+    (project / "notes.txt").write_text("not Python\n")  # named alone: nothing is audited
+    err = _run(capsys, "notes.txt", "--baseline", "b.json")[2]
+    assert "b.json: 2 entries of modules this run did not audit" in err and "fixed" not in err
     (project / "pkg" / "model.py").write_text(MODEL + "x = = 1\n")  # does not parse: not audited
     code, _, err = _run(capsys, "pkg", "--baseline", "b.json")
     assert code == 1 and "cannot audit" in err and "fixed" not in err

@@ -66,8 +66,8 @@ def _run(args: argparse.Namespace) -> int:
         _say(f"wrote {_text.plural(len(result.findings), 'finding')} and "
              f"{_text.plural(len(result.unresolved), 'unresolved base')} to {args.write_baseline}")
         return EXIT_CLEAN
-    src = _source_roots(settings, args)
-    stale = _stale.stale(args.baseline, baseline, result, paths, settings.exclude, src) if args.baseline else None
+    stale = (_stale.stale(args.baseline, baseline, result, paths, settings.exclude, _source_roots(settings, args))
+             if args.baseline else None)
     _drop_baselined(result, baseline)
     from vllm_sp_base._audit.fix._apply import plan_result
 

@@ -73,8 +73,8 @@ def stale(baseline: str, entries: set[str], result: AuditResult, paths: Sequence
     from vllm_sp_base._audit.report._report import baselined
 
     missed = sorted(entries - baselined(result))
-    if not missed:
-        return Stale(baseline, [], [], [], [])
+    if not missed or not paths:  # no path left to audit (a README named alone): none was
+        return Stale(baseline, missed, [], [], [])
     unaudited = _unaudited_modules({_module_of(e) for e in missed}, result, paths, exclude, src)
     unchecked = {class_key(u.path, u.class_name) for u in result.unresolved}
     not_audited = [e for e in missed if _module_of(e) in unaudited]
