@@ -43,18 +43,23 @@ def _format_changes(path: str) -> collections.Counter[str]:
 
 
 def _pass(tree: str, unsafe: bool) -> dict[str, object]:
+    tree = os.path.abspath(tree)
     before = _findings(tree)
     applied = {"safe", "unsafe"} if unsafe else {"safe"}
     fixable = {key for key, f in before.items() if f["fix"]["applicability"] in applied}  # type: ignore[index]
     flags = ["--unsafe-fixes"] if unsafe else []
-    diff = subprocess.run([*AUDIT, "--diff", *flags, tree], capture_output=True, text=True, check=False).stdout
+    # Run above the copy: the diff's paths are then relative to it (from
+    # elsewhere they would be the module's path under its import root).
+    cwd = os.path.dirname(os.path.abspath(tree))
+    diff = subprocess.run([*AUDIT, "--diff", *flags, tree], capture_output=True, text=True, check=False,
+                          cwd=cwd).stdout
     changed = [line[len("+++ b/"):] for line in diff.splitlines() if line.startswith("+++ b/")]
-    cwd = os.getcwd()
     paths = [p if os.path.isabs(p) else os.path.join(cwd, p) for p in changed]
     formats = {p: _format_changes(p) for p in paths}
-    fixed = subprocess.run([*AUDIT, "--fix", *flags, tree], capture_output=True, text=True, check=False)
+    fixed = subprocess.run([*AUDIT, "--fix", *flags, tree], capture_output=True, text=True, check=False, cwd=cwd)
     after = _findings(tree)
-    again = subprocess.run([*AUDIT, "--diff", *flags, tree], capture_output=True, text=True, check=False)
+    again = subprocess.run([*AUDIT, "--diff", *flags, tree], capture_output=True, text=True, check=False,
+                           cwd=cwd)
     problems = []
     for p in paths:
         try:

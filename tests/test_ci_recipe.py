@@ -59,6 +59,26 @@ def test_the_sarif_step_feeds_upload_sarif_with_the_permission_it_needs() -> Non
     assert any(s.get("run") == f"pip install ./{tool['with']['path']}" for s in job["steps"])
 
 
+def test_the_comment_says_where_to_write_the_baseline_and_the_vllm_step_it_names_works() -> None:
+    text = RECIPE.read_text()
+    header = " ".join(l.lstrip("# ") for l in text.splitlines() if l.startswith("#"))
+    assert "in the same environment as this job" in header and "--write-baseline" in header
+    assert 'uncomment the "Install vLLM" step below (both lines' in header
+    # Uncommented as the comment says, it is a valid step that runs before the audit.
+    lines = text.splitlines()
+    (start,) = [i for i, l in enumerate(lines) if l.strip() == "# - name: Install vLLM"]
+    for i in (start, start + 1):
+        lines[i] = lines[i].replace("# ", "", 1)
+    enabled: dict[Any, Any] = yaml.safe_load("\n".join(lines))
+    enabled["on"] = enabled.pop(True)
+    schema = json.loads((ROOT / "tests" / "ci" / "github-workflow.schema.json").read_text())
+    jsonschema.Draft7Validator(schema).validate(enabled)
+    names = [s.get("name") for s in enabled["jobs"]["audit"]["steps"]]
+    assert names.index("Install vLLM") == names.index("Install vllm-sp-base") + 1 < names.index("Audit")
+    assert enabled["jobs"]["audit"]["steps"][names.index("Install vLLM")]["run"].startswith(
+        "pip install --no-deps vllm==")
+
+
 def _sh(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     bin_dir = cwd.parent / "bin"
     return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=300,

@@ -144,3 +144,18 @@ def test_the_fix_extra_installs_what_the_suite_installs() -> None:
     assert extra["fix"] and all(pin in dev for pin in extra["fix"])
     hint = (ROOT / "vllm_sp_base" / "_audit" / "_command.py").read_text()
     assert "pip install './[fix]'" in hint
+
+
+def test_the_settings_block_is_read_as_it_says(tmp_path: Path) -> None:
+    # The README's [tool.vllm-sp-base] example, every key of it, is accepted
+    # as written and means what its comments say.
+    import tomllib
+
+    from vllm_sp_base._audit._config import settings_from
+
+    (block, _), = blocks("toml")
+    table = tomllib.loads(block)["tool"]["vllm-sp-base"]
+    settings = settings_from(str(tmp_path / "pyproject.toml"), table)
+    assert "generate" in settings.entry_points and settings.output_format == "concise"
+    assert settings.src == (str(tmp_path), str(tmp_path / "src"))
+    assert str(tmp_path / "tests" / "fixtures") in settings.exclude

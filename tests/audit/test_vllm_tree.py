@@ -106,3 +106,22 @@ def test_what_the_engine_never_runs_on_vllm_is_not_reported(parse_all: AuditResu
     assert warnings and all(f.condition for f in warnings)
     pruning = [f for f in warnings if f.attribute == "video_pruning_method"]
     assert pruning and {f.condition for f in pruning} == {"when self.is_multimodal_pruning_enabled"}
+
+
+def test_the_counts_the_docs_give_are_todays(parse_all: AuditResult) -> None:
+    # The README and docs/vllm-0.33.0-audit.md quote this audit's counts: a
+    # change of the rule that moves them moves the docs with it.
+    import re
+
+    root = Path(__file__).parents[2]
+    errors = sum(f.severity == "error" for f in parse_all.findings)
+    warnings = sum(f.severity == "warning" for f in parse_all.findings)
+    total, classes = len(parse_all.findings), len({f.class_name for f in parse_all.findings})
+    readme = " ".join((root / "README.md").read_text().split())
+    quoted = [tuple(map(int, m)) for m in re.findall(
+        r"vLLM 0\.33\.0's own: (\d+) findings, (\d+) errors? and (\d+) warnings", readme)]
+    quoted += [tuple(map(int, m)) for m in re.findall(
+        r"every finding on vLLM 0\.33\.0, triaged \((\d+): (\d+) errors? and (\d+) warnings", readme)]
+    assert quoted == [(total, errors, warnings)] * 2
+    triaged = " ".join((root / "docs" / "vllm-0.33.0-audit.md").read_text().split())
+    assert f"reports **{total} findings in {classes} classes: {errors} error, {warnings} warnings**" in triaged

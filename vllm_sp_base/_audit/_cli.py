@@ -52,7 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated globs of files and folders a walk skips, replacing "
                              "the defaults (build, dist, venv, *.egg-info, site-packages, "
                              "__pycache__, ...); a glob with '/' matches the path under the current "
-                             "directory; also [tool.vllm-sp-base] exclude (under its file's folder)")
+                             "directory; also [tool.vllm-sp-base] exclude (under its file's folder). "
+                             "Names starting with '.' are always skipped (a path given is read); "
+                             ".gitignore is not read")
     parser.add_argument("--extend-exclude", metavar="GLOBS", type=_globs, default=None,
                         help="globs skipped in addition to the defaults or the configured ones")
     parser.add_argument("--config", metavar="FILE", default=None,

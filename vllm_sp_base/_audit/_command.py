@@ -12,9 +12,9 @@ from typing import TextIO
 
 from vllm_sp_base._audit._config import ConfigError, Settings, anchored, load_settings
 from vllm_sp_base._audit._engine import AuditResult, audit
-from vllm_sp_base._audit.files._discover import installed_vllm
+from vllm_sp_base._audit.files._discover import DEFAULT_SRC, HIDDEN, installed_vllm, source_roots
 from vllm_sp_base._audit.files._keys import open_regular
-from vllm_sp_base._audit.report import _report, _text
+from vllm_sp_base._audit.report import _report, _stale, _text
 from vllm_sp_base._audit.report._finding import display_path
 from vllm_sp_base._audit.sources._cache import Cache, default_dir
 
@@ -66,7 +66,8 @@ def _run(args: argparse.Namespace) -> int:
         _say(f"wrote {_text.plural(len(result.findings), 'finding')} and "
              f"{_text.plural(len(result.unresolved), 'unresolved base')} to {args.write_baseline}")
         return EXIT_CLEAN
-    stale = sorted(baseline - _report.baselined(result))
+    stale = (_stale.stale(args.baseline, baseline, result, paths, settings.exclude, _source_roots(settings, args))
+             if args.baseline else None)
     _drop_baselined(result, baseline)
     from vllm_sp_base._audit.fix._apply import plan_result
 
@@ -83,19 +84,24 @@ def _run(args: argparse.Namespace) -> int:
         result = _audit(paths, args, settings)  # what is left, as the report shows it
         _drop_baselined(result, baseline)
         plan_result(result, paths)
+    # Where the report has a place for the stale entries they go in it (JSON,
+    # SARIF, GitHub annotations); otherwise on stderr with the summary.
+    in_report = form in ("sarif", "github") or (form == "json" and not args.statistics)
     with _report_stream(args.output_file) as out:
-        print(_report_text(result, form, args.statistics), file=out, end="")
+        print(_report_text(result, form, args.statistics, stale if in_report else None), file=out, end="")
     # A machine format on stdout is the whole output (what could not be checked
     # is in it); a report written to a file leaves the terminal the summary.
     said_on_stderr = args.output_file is not None or form not in ("json", "sarif", "github")
     if said_on_stderr:
         _stderr(result, args, paths)
-    if stale and not args.quiet and said_on_stderr:
-        _say_stale(stale, args.baseline, paths, settings)
+    if stale and not args.quiet and (said_on_stderr or not in_report):
+        for line in stale.lines():
+            _say(line)
     return EXIT_CLEAN if args.exit_zero else _exit_code(result, args.fail_on or settings.fail_on)
 
 
 def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> AuditResult:
+    """The audit of ``paths`` (none: an empty result)."""
     if not paths:
         return AuditResult()
     cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
@@ -105,6 +111,7 @@ def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> Au
             entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
             feature_entry_points=settings.feature_entry_points, import_path=args.python,
             exclude=settings.exclude, plain_entry_points=settings.plain_entry_points,
+            src=_source_roots(settings, args),
         )
     except FileNotFoundError as error:
         raise _Usage(f"{error}: no such file or directory") from None
@@ -126,8 +133,29 @@ def _can_fix(args: argparse.Namespace) -> None:
                      "pip install './[fix]'") from None
 
 
+def _start(args: argparse.Namespace) -> str:
+    """Where the configuration is looked for: the folder of the audited paths."""
+    if not args.paths:
+        return os.getcwd()
+    start: str = os.path.commonpath([os.path.abspath(p) for p in args.paths])
+    return start if os.path.isdir(start) else os.path.dirname(start)
+
+
+def _source_roots(settings: Settings, args: argparse.Namespace) -> list[str]:
+    """The project's own import roots: ``src`` as configured, else ruff's
+    default (``.`` and ``src``) under the project's root, the configuration's
+    folder or (none found) the audited paths' folder. An audit of the
+    installed vLLM (no path given) has no project: none unless configured."""
+    if settings.src is not None:
+        return source_roots(settings.src)
+    if not args.paths:
+        return []
+    root = os.path.dirname(os.path.abspath(settings.source)) if settings.source else _start(args)
+    return source_roots([os.path.join(root, folder) for folder in DEFAULT_SRC])
+
+
 def _settings(args: argparse.Namespace) -> Settings:
-    start = os.path.commonpath([os.path.abspath(p) for p in args.paths]) if args.paths else os.getcwd()
+    start = _start(args)
     try:
         settings = load_settings(start, args.config, args.isolated)
     except ConfigError as error:
@@ -148,6 +176,8 @@ def _show(settings: Settings, form: str, args: argparse.Namespace) -> str:
                  f"{base}: {','.join(methods)}" for base, methods in settings.plain_entry_points),
              f"show-unreachable: {str(settings.show_unreachable).lower()}",
              f"exclude: {','.join(settings.exclude)}",
+             f"always skipped by a walk: {HIDDEN} (a path given by name is read); .gitignore is not read",
+             f"src: {', '.join(_source_roots(settings, args)) or 'none'}",
              f"python: {args.python is not None and 'given (--python)' or sys.executable}"]
     return "\n".join(lines)
 
@@ -198,19 +228,22 @@ def _report_stream(path: str | None) -> Iterator[TextIO]:
         yield handle
 
 
-def _report_text(result: AuditResult, form: str, statistics: bool) -> str:
+def _report_text(result: AuditResult, form: str, statistics: bool, stale: _stale.Stale | None = None) -> str:
     """What goes on stdout (or ``--output-file``): the report, or with
-    ``--statistics`` the counts instead. Ends with a newline unless empty."""
+    ``--statistics`` the counts instead; ``stale``: the baseline's entries not
+    met, for the formats that hold them. Ends with a newline unless empty."""
     if statistics:
         text = _report.statistics_json(result) if form == "json" else _text.statistics(result)
     elif form == "json":
-        text = _report.as_json(result)
+        text = _report.as_json(result, stale)
     elif form == "sarif":
-        text = _report.sarif(result)
+        text = _report.sarif(result, stale)
+    elif form == "github":
+        text = _text.github(result, stale.lines() if stale else [])
     else:
         colour = form == "grouped" and _colour(sys.stdout)
         text = {"grouped": lambda r: _text.grouped(r, colour), "full": _text.full,
-                "concise": _text.concise, "github": _text.github}[form](result)
+                "concise": _text.concise}[form](result)
     return text + "\n" if text else ""
 
 
@@ -231,43 +264,6 @@ def _stderr(result: AuditResult, args: argparse.Namespace, paths: list[str]) -> 
         if fixable:
             print(fixable, file=sys.stderr)
         print(_text.summary(result), file=sys.stderr)
-
-
-def _say_stale(stale: list[str], baseline: str, paths: list[str], settings: Settings) -> None:
-    """Entries no finding matched: fixed or renamed, or of a module whose file
-    is there but this run did not audit (excluded, or outside the paths), which
-    a rewrite from this run would drop."""
-    unaudited = _unaudited_modules(stale, paths, settings)
-    elsewhere = [s for s in stale if _module_of(s) in unaudited]
-    gone = [s for s in stale if s not in elsewhere]
-    if gone:
-        _say(f"{baseline}: {_text.plural(len(gone), 'entry', 'entries')} no finding matches any more "
-             f"(fixed, or the class renamed): {_text.shown(gone)}; refresh it with --write-baseline")
-    if elsewhere:
-        _say(f"{baseline}: {_text.plural(len(elsewhere), 'entry', 'entries')} of modules this run did "
-             f"not audit (excluded, or outside the paths given), kept: {_text.shown(elsewhere)}; "
-             "a --write-baseline from this run would drop them")
-
-
-def _module_of(entry: str) -> str:
-    return entry.split(":")[1].rpartition(".")[0]
-
-
-def _unaudited_modules(stale: list[str], paths: list[str], settings: Settings) -> set[str]:
-    """The modules of ``stale`` whose file exists under an audited path's
-    import root but was not audited."""
-    from vllm_sp_base._audit.files._discover import discover, import_root, module_name
-
-    found = discover(paths, settings.exclude)
-    audited = {module_name(path, import_root(path)) for path in found.files}
-    roots = {import_root(os.path.abspath(p)) for p in paths}
-    unaudited = set()
-    for module in {_module_of(s) for s in stale} - audited:
-        stem = module.replace(".", os.sep)
-        if any(os.path.isfile(os.path.join(root, stem + ".py"))
-               or os.path.isfile(os.path.join(root, stem, "__init__.py")) for root in roots):
-            unaudited.add(module)
-    return unaudited
 
 
 def _exit_code(result: AuditResult, fail_on: frozenset[str]) -> int:

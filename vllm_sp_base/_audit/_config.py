@@ -16,7 +16,7 @@ from vllm_sp_base._audit.files._keys import TooBig, read_file
 
 SECTION = "vllm-sp-base"
 _KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "plain-entry-points",
-         "show-unreachable", "exclude", "extend-exclude", "fail-on", "output-format"}
+         "show-unreachable", "exclude", "extend-exclude", "fail-on", "output-format", "src"}
 #: What can make the exit code 1 (``--fail-on``, ``fail-on``).
 FAIL_ON = ("error", "warning", "unresolved", "noqa")
 FAIL_ON_DEFAULT = frozenset({"warning", "unresolved", "noqa"})
@@ -54,6 +54,9 @@ class Settings:
     output_format: str = "grouped"
     # The plain classes an engine drives: base class name -> the methods it calls.
     plain_entry_points: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_PLAIN_ENTRY_POINTS
+    # The project's import roots, absolute: ``src`` under its file's folder
+    # (None: not configured, ``DEFAULT_SRC`` under the project's root).
+    src: tuple[str, ...] | None = None
 
     def excluding(self, exclude: tuple[str, ...] | None, extend: tuple[str, ...] | None) -> Settings:
         """``exclude`` replaces the globs, ``extend`` adds to them (None: as they are)."""
@@ -209,6 +212,11 @@ def settings_from(path: str, table: dict[str, object]) -> Settings:
     plain = table.get("plain-entry-points")
     if plain is not None:
         settings = replace(settings, plain_entry_points=_driven(path, plain))
+    src = table.get("src")
+    if src is not None:
+        if not isinstance(src, list) or not all(isinstance(v, str) and v for v in src):
+            raise ConfigError(f"{path}: [tool.{SECTION}] src must be a list of folders, e.g. [\".\", \"src\"]")
+        settings = replace(settings, src=tuple(os.path.normpath(os.path.join(folder, v)) for v in src))
     form = table.get("output-format")
     if form is not None:
         if form not in FORMATS:

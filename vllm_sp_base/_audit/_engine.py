@@ -147,9 +147,12 @@ def audit(
     import_path: Sequence[str] | None = None,
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
     plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
+    src: Sequence[str] = (),
 ) -> AuditResult:
-    """Raises FileNotFoundError for a path that does not exist. ``import_path``:
-    where bases are resolved past the audited roots (default: ``sys.path``)."""
+    """Raises FileNotFoundError for a path that does not exist. ``src``: the
+    project's own import roots (``source_roots``), searched after the audited
+    ones; ``import_path``: where bases are resolved past those (default:
+    ``sys.path``)."""
     options = RuleOptions(
         tuple(entry_points), show_unreachable, tuple(feature_entry_points),
         tuple((base, tuple(methods)) for base, methods in plain_entry_points),
@@ -164,7 +167,7 @@ def audit(
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
-        return _audit(paths, cache, parse_all, options, import_path, exclude)
+        return _audit(paths, cache, parse_all, options, import_path, exclude, src)
     finally:
         sys.setrecursionlimit(limit)
         if collecting:
@@ -173,10 +176,10 @@ def audit(
 
 def _audit(
     paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions,
-    import_path: Sequence[str] | None, exclude: Sequence[str],
+    import_path: Sequence[str] | None, exclude: Sequence[str], src: Sequence[str],
 ) -> AuditResult:
     start = time.perf_counter()
-    discovered = discover(paths, exclude)
+    discovered = discover(paths, exclude, src)  # its roots (the source roots too) key the run
     roots = search_roots(discovered.roots, import_path)
     tree_key = _tree_key(discovered, roots, parse_all, options) if cache.enabled else b""
     saved = cache.get_run(tree_key)

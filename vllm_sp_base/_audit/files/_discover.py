@@ -10,13 +10,20 @@ from fnmatch import translate
 
 #: What a walk never enters or reads, as ruff's defaults: tools' and builds'
 #: copies of the code, not the code (``build/lib/vllm`` would report each
-#: finding twice). A dot-directory is skipped too. ``--exclude`` replaces the
-#: list, ``--extend-exclude`` adds to it; a path given by name is always read.
+#: finding twice). ``--exclude`` replaces the list, ``--extend-exclude`` adds
+#: to it; a path given by name is always read.
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".hg", ".mypy_cache", ".nox", ".pytest_cache",
     ".ruff_cache", ".svn", ".tox", ".venv", "__pycache__", "__pypackages__", "_build",
     "buck-out", "build", "dist", "node_modules", "site-packages", "venv", "*.egg-info",
 )
+#: Skipped by every walk whatever the excludes say: a name starting with a dot
+#: (``.github``, a tool's checkout in ``.vllm-sp-base``: not the project's code).
+HIDDEN = "names starting with '.'"
+#: The folders a project's own modules are imported from besides the audited
+#: paths, under its root, as ruff's ``src`` default: a src layout's ``audit .``
+#: resolves ``from pkg.x import Base`` from ``src/pkg/x.py``.
+DEFAULT_SRC = (".", "src")
 
 
 @dataclass
@@ -35,6 +42,20 @@ def import_root(path: str) -> str:
             break
         directory = parent
     return directory
+
+
+def source_roots(folders: Sequence[str]) -> list[str]:
+    """The folders of ``folders`` that are import roots: existing directories
+    that are no package (a package's modules are named from above it: a
+    ``src/__init__.py`` makes ``src`` a package, and an audited ``vllm/``
+    never a root of ``config``)."""
+    roots: list[str] = []
+    for folder in folders:
+        folder = os.path.abspath(folder)
+        if (folder not in roots and os.path.isdir(folder)
+                and not os.path.isfile(os.path.join(folder, "__init__.py"))):
+            roots.append(folder)
+    return roots
 
 
 def module_name(path: str, root: str) -> str:
@@ -106,8 +127,12 @@ def _not_utf8(path: str) -> bool:
     return False
 
 
-def discover(paths: list[str], exclude: Sequence[str] = DEFAULT_EXCLUDE) -> Discovered:
-    """Raises FileNotFoundError for a path that does not exist."""
+def discover(
+    paths: list[str], exclude: Sequence[str] = DEFAULT_EXCLUDE, src: Sequence[str] = (),
+) -> Discovered:
+    """Raises FileNotFoundError for a path that does not exist. ``src``: the
+    project's import roots (``source_roots``), searched after the audited
+    ones; a file below one is named under it (``src/pkg/x.py`` is ``pkg.x``)."""
     found = Discovered()
     for given in paths:
         if not os.path.exists(given):
@@ -126,19 +151,21 @@ def discover(paths: list[str], exclude: Sequence[str] = DEFAULT_EXCLUDE) -> Disc
         if not os.path.isdir(path):  # a FIFO, a device: reading it could block or never end
             found.problems.append((path, "not a regular file or a directory"))
             continue
-        _walk(path, root, found, exclude)
+        _walk(path, root, found, exclude, frozenset(src))
+    found.roots += [folder for folder in src if folder not in found.roots]
     return found
 
 
-def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> None:
+def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str], src: frozenset[str]) -> None:
     """``os.walk(top, followlinks=True)``'s order, with ``scandir``'s entry
     types: a regular file costs no ``stat`` (one per file was ~10% of reading vLLM)."""
     seen: set[tuple[int, int]] = set()
     # Each folder with the folders above it: a link to one of those is a loop;
-    # a link to a folder walked elsewhere (``alias -> pkg``) is the same files again.
-    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(top, frozenset())]
+    # a link to a folder walked elsewhere (``alias -> pkg``) is the same files
+    # again. And the root its modules are named under (a source root below the top).
+    stack: list[tuple[str, frozenset[tuple[int, int]], str]] = [(top, frozenset(), root)]
     while stack:
-        directory, above = stack.pop()
+        directory, above, root = stack.pop()
         try:
             stat = os.stat(directory)
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
@@ -177,7 +204,7 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str]) -> Non
                     found.problems.append((entry.path, "broken or looping symlink"))
                 else:  # a FIFO, a device, or a link to one
                     found.problems.append((entry.path, "not a regular file"))
-        stack += [(subdir, inside) for subdir in reversed(subdirs)]
+        stack += [(subdir, inside, subdir if subdir in src else root) for subdir in reversed(subdirs)]
 
 
 def installed_vllm(import_path: list[str] | None = None) -> str | None:

@@ -102,10 +102,10 @@ class Finding:
         """What a baseline remembers: the class by the module its packages give
         its file (not by how the audited path was spelled: ``audit .`` and
         ``audit src`` agree) and the attribute; stable across line moves."""
-        return f"{self.code}:{_class_key(self.path, self.class_name)}:{self.attribute}"
+        return f"{self.code}:{class_key(self.path, self.class_name)}:{self.attribute}"
 
 
-def _class_key(path: str, class_name: str) -> str:
+def class_key(path: str, class_name: str) -> str:
     """``module.Class``, the module named from the file's own packages."""
     from vllm_sp_base._audit.files._discover import import_root, module_name
 
@@ -132,7 +132,7 @@ class Unresolved:
 
     def fingerprint(self) -> str:
         """What a baseline remembers of it, as of a finding: the class and the base."""
-        return f"unresolved:{_class_key(self.path, self.class_name)}:{self.base}"
+        return f"unresolved:{class_key(self.path, self.class_name)}:{self.base}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base import __version__
 from vllm_sp_base._audit._engine import AuditResult
 from vllm_sp_base._audit.report._finding import Finding
+
+if TYPE_CHECKING:
+    from vllm_sp_base._audit.report._stale import Stale
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 #: Where the tool and its rule are documented (``[project.urls]`` in pyproject.toml).
@@ -17,7 +20,8 @@ RULE_DOC = f"{HOMEPAGE}/blob/main/docs/audit.md"
 SRCROOT = "%SRCROOT%"
 
 
-def as_json(result: AuditResult) -> str:
+def as_json(result: AuditResult, stale: Stale | None = None) -> str:
+    """``stale``: the entries of ``--baseline`` not met (``stale_baseline``, null without one)."""
     import json  # here and below: the default text output never needs it (~1.5 ms a start)
 
     return json.dumps(
@@ -35,6 +39,7 @@ def as_json(result: AuditResult) -> str:
             "unused_noqa": [{"file": path, "line": line} for path, line in result.unused_noqa],
             "findings": [_with_fix(f.to_json(), result, f) for f in result.findings],
             "diagnostics": [{"path": p, "message": m} for p, m in result.diagnostics],
+            "stale_baseline": stale.to_json() if stale is not None else None,
         },
         indent=2,
     )
@@ -108,7 +113,9 @@ def _code_flow(finding: Finding) -> dict[str, Any]:
     }
 
 
-def sarif(result: AuditResult) -> str:
+def sarif(result: AuditResult, stale: Stale | None = None) -> str:
+    """``stale``: the entries of ``--baseline`` not met, as notes among the
+    tool's notifications."""
     from vllm_sp_base._audit.rule._rule import SkippedInitRead  # its doc: only SARIF needs it
 
     rule = SkippedInitRead
@@ -140,6 +147,9 @@ def sarif(result: AuditResult) -> str:
         {"level": "warning", "message": {"text": "unused noqa: SPB001 suppresses nothing here"},
          "locations": [_location(path, line)]}
         for path, line in result.unused_noqa
+    ] + [
+        {"level": "note", "message": {"text": line}, "descriptor": {"id": "stale-baseline"}}
+        for line in (stale.lines() if stale else [])
     ]
     doc = {
         "$schema": SARIF_SCHEMA,

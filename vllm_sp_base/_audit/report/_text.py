@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from vllm_sp_base._audit.report._finding import AuditResult, Finding, FixStatus, Unresolved
 from vllm_sp_base._audit.report._finding import display_path as display
@@ -169,8 +169,9 @@ def _escape(text: str, *, prop: bool = False) -> str:
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
-def github(result: AuditResult) -> str:
-    """Workflow commands: each finding an annotation on its class line."""
+def github(result: AuditResult, notices: Sequence[str] = ()) -> str:
+    """Workflow commands: each finding an annotation on its class line; then
+    ``notices`` (the baseline's stale entries), which fail nothing."""
     level = {"error": "error", "warning": "warning", "note": "notice"}
     lines = [
         f"::{level[f.severity]} file={_escape(display(f.path), prop=True)},line={f.line},col={f.col},"
@@ -191,6 +192,7 @@ def github(result: AuditResult) -> str:
         f"::error file={_escape(display(path), prop=True)}{_line_of(reason)},title=cannot audit::{_escape(reason)}"
         for path, reason in result.diagnostics
     ]
+    lines += [f"::notice title=stale baseline entries::{_escape(notice)}" for notice in notices]
     return "\n".join(lines)
 
 
