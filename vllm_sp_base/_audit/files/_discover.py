@@ -100,13 +100,11 @@ def _importable_from(directory: str, root: str) -> bool:
     return all(part.isidentifier() or part == os.curdir for part in folders)
 
 
-def _module_of(path: str, root: str, found: Discovered, importable: bool | None = None) -> str:
+def _module_of(path: str, root: str, found: Discovered, importable: bool) -> str:
     """``path``'s module name under ``root``; where a folder on the way is no
-    identifier (``x.y/pkg``, ``my-tools/``), under the file's own import root
-    (its packages' parent), which then becomes a search root too.
-    ``importable``: ``_importable_from`` of its folder, where known."""
-    if importable is None:
-        importable = _importable_from(os.path.dirname(path), root)
+    identifier (``x.y/pkg``, ``my-tools/``: ``importable`` false, asked once a
+    folder by ``_importable_from``), under the file's own import root (its
+    packages' parent), which then becomes a search root too."""
     if importable:
         return module_name(path, root)
     own = import_root(path)

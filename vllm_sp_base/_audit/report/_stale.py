@@ -90,11 +90,11 @@ def _unaudited_modules(modules: set[str], result: AuditResult, paths: Sequence[s
     """Of ``modules``, those whose file exists under an audited root (an
     audited path's import root, a source root) but was not audited, or was and
     could not be (a diagnostic)."""
-    from vllm_sp_base._audit.files._discover import discover, import_root, module_name
+    from vllm_sp_base._audit.files._discover import discover
 
     found = discover(list(paths), exclude, src)
     unreadable = {path for path, _ in result.diagnostics}
-    audited = {module_name(path, import_root(path)) for path in found.files if path not in unreadable}
+    audited = {module for path, module in found.files.items() if path not in unreadable}
     roots = found.roots
     unaudited = set()
     for module in modules - audited:
