@@ -31,7 +31,9 @@ def _check(example: Example) -> set[tuple[str, str, str]]:
 
     project = Project([], load, text=lambda path: example.source.encode() if path == "example.py" else None)
     project.add_module("example", info, "example.py")
-    rule = SkippedInitRead(project, lambda module: module == "example")
+    source = example.source.encode()
+    rule = SkippedInitRead(project, lambda module: module == "example",
+                           spelling=lambda name: [("example.py", source)] if name.encode() in source else [])
     texts = [("example.py", example.source.encode())]
     return {
         (f.class_name.rsplit(".", 1)[-1], f.attribute, f.severity)

@@ -115,7 +115,7 @@ class CandidateChecker:
         rule = SkippedInitRead(
             project, self.audited_modules.__contains__,
             self.options.entry_points, self.options.show_unreachable,
-            self.options.feature_entry_points, self.options.plain_entry_points,
+            self.options.feature_entry_points, self.options.plain_entry_points, self._spelling,
         )
         checked = Checked()
         for path in paths:

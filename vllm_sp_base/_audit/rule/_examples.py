@@ -44,6 +44,62 @@ _MULTIMODAL = textwrap.dedent("""
 """)
 
 
+#: A parent whose registered processor supplies a field its inputs are
+#: checked for (the input-field examples), and one whose does not.
+_FIELDS = textwrap.dedent("""
+        from torch import nn
+        class Registry:
+            def register_processor(self, processor, *, info, dummy_inputs):
+                return lambda cls: cls
+        MULTIMODAL_REGISTRY = Registry()
+        def image_fields(hf_inputs):
+            return dict(pixel_values=hf_inputs.get("pixel_values"), grid=hf_inputs.get("grid"))
+        class ImageProcessor:
+            def _get_mm_fields_config(self, hf_inputs, kwargs):
+                return image_fields(hf_inputs)
+        class TimedProcessor(ImageProcessor):
+            def _get_mm_fields_config(self, hf_inputs, kwargs):
+                return dict(**super()._get_mm_fields_config(hf_inputs, kwargs), seconds_per_frame=None)
+        @MULTIMODAL_REGISTRY.register_processor(TimedProcessor, info=None, dummy_inputs=None)
+        class TimedModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pruning_rate = 0.5
+            def embed_multimodal(self, **inputs):
+                seconds = inputs.get("seconds_per_frame")
+                if seconds is None:
+                    raise ValueError("seconds_per_frame is required")
+                seconds = seconds.long()
+                return self.pruning_rate * seconds
+""")
+
+
+#: A model whose ``forward`` captures the layers a list names, empty until
+#: its owner's EAGLE-3 setter (called on the target only) fills it.
+_CAPTURE = textwrap.dedent("""
+        from torch import nn
+        class DecoderModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList()
+                self.layers_to_capture = []
+                self.gather_aux = False
+            def forward(self, x):
+                aux = []
+                for i, layer in enumerate(self.layers):
+                    if i in self.layers_to_capture:
+                        aux.append(x if self.gather_aux else layer(x))
+                    x = layer(x)
+                return x, aux
+        class CausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = DecoderModel()
+            def set_eagle3_layers_to_capture(self, layer_ids):
+                self.model.layers_to_capture = [i + 1 for i in layer_ids]
+""")
+
+
 #: Modules on which the rule reports nothing.
 VALID = (
     Example("""
@@ -624,6 +680,19 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # a draft: EAGLE-3's layers are set on the target
     """, name="draft-gets-no-target-feature"),
+    Example(_FIELDS + textwrap.dedent("""
+        @MULTIMODAL_REGISTRY.register_processor(ImageProcessor, info=None, dummy_inputs=None)
+        class UntimedModel(TimedModel):
+            def __init__(self):
+                nn.Module.__init__(self)  # its processor has no seconds_per_frame: the ValueError comes first
+    """), name="input-field-the-processor-never-supplies"),
+    Example(_CAPTURE + textwrap.dedent("""
+        class EagleDecoderModel(DecoderModel):
+            def __init__(self):
+                nn.Module.__init__(self)  # a draft: only a target's layers are captured
+                self.layers = nn.ModuleList()
+                self.layers_to_capture = []
+    """), name="list-filled-only-on-the-target"),
 )
 
 
@@ -1026,4 +1095,36 @@ INVALID = (
                 nn.Module.__init__(self)
                 self.vision_tower = None  # the guarded use never runs: model_dtype is read
     """, (("TextOnly", "model_dtype", "error"),), name="none-component-behind-a-guard"),
+    Example(_FIELDS + textwrap.dedent("""
+        @MULTIMODAL_REGISTRY.register_processor(TimedProcessor, info=None, dummy_inputs=None)
+        class OwnTimedModel(TimedModel):
+            def __init__(self):
+                nn.Module.__init__(self)  # its processor supplies seconds_per_frame: the read runs
+    """), (("OwnTimedModel", "pruning_rate", "error"),), name="input-field-the-processor-supplies"),
+    Example(_FIELDS + textwrap.dedent("""
+        from elsewhere import video_fields
+        class HelperProcessor(ImageProcessor):
+            def _get_mm_fields_config(self, hf_inputs, kwargs):
+                return video_fields(hf_inputs)  # what it names is out of sight
+        @MULTIMODAL_REGISTRY.register_processor(HelperProcessor, info=None, dummy_inputs=None)
+        class HelperModel(TimedModel):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """), (("HelperModel", "pruning_rate", "error"),), name="input-fields-out-of-sight"),
+    Example(_CAPTURE + textwrap.dedent("""
+        class FlashDecoderModel(DecoderModel):
+            def __init__(self):
+                nn.Module.__init__(self)  # a target: its owner's setter fills the list
+                self.layers = nn.ModuleList()
+                self.layers_to_capture = []
+    """), (("FlashDecoderModel", "gather_aux", "warning"),), name="list-filled-by-the-owner"),
+    Example(_CAPTURE + textwrap.dedent("""
+        class EagleDecoderModel(DecoderModel):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.layers = nn.ModuleList()
+                self.layers_to_capture = []
+            def capture_last(self):
+                self.layers_to_capture.append(len(self.layers) - 1)  # filled in place
+    """), (("EagleDecoderModel", "gather_aux", "warning"),), name="list-filled-in-place"),
 )

@@ -23,14 +23,17 @@ from vllm_sp_base._audit.semantics._construction import (
     would_set,
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
+from vllm_sp_base._audit.semantics._outside import filled_from_outside
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
 from vllm_sp_base._audit.semantics._runtime import (
     entry_points_for,
     feature,
+    filled_on_this_instance,
     role_facts,
     set_by_the_engine,
 )
-from vllm_sp_base._audit.summaries._events import requirements
+from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
+from vllm_sp_base._audit.summaries._events import Known, requirements
 
 
 class SkippedInitRead:
@@ -72,8 +75,12 @@ class SkippedInitRead:
         show_unreachable: bool = False,
         feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
         plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
+        spelling: Callable[[str], list[tuple[str, bytes]]] | None = None,
     ) -> None:
         self.project = project
+        # name -> (path, bytes) of the audited files that spell it; None: not known
+        # (then no list construction leaves empty is taken to stay empty).
+        self.spelling = spelling
         self.in_scope = in_scope  # module name -> audited?
         self.entry_points = tuple(entry_points)
         self.show_unreachable = show_unreachable
@@ -123,7 +130,7 @@ class SkippedInitRead:
         if reached:  # what it binds to None raises where it is used at once (``self.tower.config``)
             tested |= {attr for attr, values in built.values.items() if values == {"None"}}
         # What construction's constants and the engine's role for the class decide.
-        decided = {**role_facts(model, tested), **decided_constants(model, built, tested, only_skipped)} if tested else {}
+        decided = {**role_facts(model, tested), **self._constants(model, built, tested, only_skipped)} if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)
         # Only now, for the few attributes left: it parses every method that may name them.
@@ -189,6 +196,19 @@ class SkippedInitRead:
                     finding, condition=f"when {when}" + (f", {also}" if also else "")))
                 reported.add(attr)
         return findings
+
+    def _constants(
+        self, model: ClassModel, built: Construction, tested: set[str], only_skipped: set[tuple[int, str]]
+    ) -> Known:
+        """What construction decides of ``tested``: ``decided_constants``, less
+        the lists it leaves empty that code outside the class may fill on this
+        instance (an owner's ``self.model.layers_to_capture = [...]``)."""
+        known = decided_constants(model, built, tested, only_skipped)
+        for name in [n for n, facts in known.items() if any(lit in EMPTY_SEQUENCES for _, lit in facts)]:
+            writers = None if self.spelling is None else filled_from_outside(name, self.spelling(name))
+            if filled_on_this_instance(model, writers):
+                del known[name]
+        return known
 
     def _set_elsewhere(
         self, model: ClassModel, missing: set[str], only_skipped: set[tuple[int, str]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, walk
+from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import (
     FALSE_LITERALS,
     Assert,
@@ -243,6 +244,10 @@ def decided_constants(
         return known
     roots = {name.split(".", 1)[0]: name for name in known}
     spelled = [root.encode() for root in roots]
+    # An empty list stays empty only where nothing fills it (``self.layers.append``,
+    # construction's own included): a method that takes an attribute of it may.
+    sequences = {name for name, facts in known.items()
+                 if any(literal in EMPTY_SEQUENCES for _, literal in facts)}
     for index, info in enumerate(model.infos):
         if info is None:
             continue
@@ -250,10 +255,12 @@ def decided_constants(
         # submodules (``_load_from_state_dict``), never a flag of the model.
         torch = model.label_module(index).split(".", 1)[0] == "torch"
         for method_name, method in info.methods.items():
-            if (
-                (index, method_name) in built.executed or (index, method_name) in not_run
-                or method_name in _NOT_AFTER_CONSTRUCTION or not method.may_name(spelled)
-            ):
+            if (index, method_name) in not_run or not method.may_name(spelled):
+                continue
+            if sequences:
+                filled = {e.attr for e in method.events if type(e) is Read and e.deref and e.attr in sequences}
+                known = {n: f for n, f in known.items() if n not in filled}
+            if (index, method_name) in built.executed or method_name in _NOT_AFTER_CONSTRUCTION:
                 continue
             for event in method.events:
                 if type(event) is Set and event.attr in roots:

@@ -6,7 +6,11 @@ such a place, a read of it after construction cannot fail.
 
 Any other mention of the class (passed as a value, named in a string, a
 registry entry) may build it out of sight without the assignment: then
-nothing is dropped. Like ``_built``, it reads source only, and only the files
+nothing is dropped.
+
+And which functions bind or fill an attribute on an object not their own
+``self`` (an owner's ``self.model.layers_to_capture = [...]``): what a list
+construction left empty may hold by the time it is tested. Like ``_built``, it reads source only, and only the files
 that spell the class's name; each file is read into a ``Builds`` index once,
 whatever the number of classes asked about it.
 """
@@ -24,6 +28,10 @@ MAX_FILES = 40
 #: Calls that name a class without building it.
 _NOT_BUILDS = frozenset({"super", "isinstance", "issubclass", "type", "cast"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
+#: Methods that fill a list in place.
+_FILLS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
+#: Where a write sits outside any function.
+MODULE_LEVEL = "<module>"
 
 
 def set_on_every_build(name: str, attrs: set[str], texts: Iterable[tuple[str, bytes]]) -> set[str]:
@@ -189,3 +197,53 @@ def _annotations(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.A
     if function.returns is not None:
         notes.append(function.returns)
     return [n for note in notes for n in ast.walk(note)]
+
+
+def filled_from_outside(attr: str, texts: Iterable[tuple[str, bytes]]) -> frozenset[str] | None:
+    """The functions in ``texts`` ((path, bytes) of the audited files that
+    spell ``attr``) that bind or fill ``x.attr`` where ``x`` is not their own
+    ``self`` (``MODULE_LEVEL`` for a module's statements); None where that
+    cannot be told (a file that does not parse, too many files)."""
+    files = list(texts)
+    if len(files) > MAX_FILES:
+        return None
+    found: set[str] = set()
+    for path, data in files:
+        writers = _writers_in(path, data, attr)
+        if writers is None:
+            return None
+        found |= writers
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _writers_in(path: str, data: bytes, attr: str) -> frozenset[str] | None:
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    scopes: list[tuple[str, list[ast.stmt]]] = [(MODULE_LEVEL, tree.body)]
+    scopes += [(n.name, n.body) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return frozenset(name for name, body in scopes if any(_writes(node, attr) for node in _in_scope(body)))
+
+
+def _writes(node: ast.AST, attr: str) -> bool:
+    """Whether ``node`` binds or fills ``attr`` of an object other than ``self``."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        return any(_foreign(t, attr) for target in targets for t in ast.walk(target))
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _FILLS:
+            return _foreign(func.value, attr)
+        if isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2:
+            named = node.args[1]
+            first = node.args[0]
+            return (not (isinstance(named, ast.Constant) and named.value != attr)
+                    and not (isinstance(first, ast.Name) and first.id == "self"))
+    return False
+
+
+def _foreign(node: ast.AST, attr: str) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == attr
+            and not (isinstance(node.value, ast.Name) and node.value.id == "self"))

@@ -10,9 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
-from vllm_sp_base._audit.semantics._modalities import MODALITIES, supported_modalities
+from vllm_sp_base._audit.semantics._modalities import (
+    MODALITIES,
+    supported_modalities,
+    unsupplied_fields,
+)
 from vllm_sp_base._audit.semantics._project import ClassRef
-from vllm_sp_base._audit.summaries._conditions import LOCAL
+from vllm_sp_base._audit.summaries._conditions import LOCAL, input_key, key_of
 from vllm_sp_base._audit.summaries._events import Known
 from vllm_sp_base._audit.summaries._summaries import python_name
 
@@ -55,6 +59,15 @@ FEATURES: dict[str, Feature] = {
 }
 
 
+#: What the engines call only on the target model, never on a draft (or the
+#: models it builds): vLLM's ``set_aux_hidden_state_layers`` and sglang's
+#: ``set_eagle3_layers_to_capture`` (its model runner calls it only where
+#: ``not self.is_draft_worker``, ``srt/model_executor/model_runner.py``).
+TARGET_ONLY = frozenset(
+    {name for name, f in FEATURES.items() if not f.for_drafts} | {"set_eagle3_layers_to_capture"}
+)
+
+
 #: How the engines name a speculative-decoding draft's architecture (vLLM's
 #: ``_SPECULATIVE_DECODING_MODELS``: ``EagleLlamaForCausalLM``, ``DeepSeekMTP``,
 #: ``DFlashQwen3ForCausalLM``; sglang's draft architectures:
@@ -86,11 +99,20 @@ def is_draft(model: ClassModel) -> bool:
     return DRAFT_NAME.search(_name(model, 0)) is not None
 
 
+def filled_on_this_instance(model: ClassModel, writers: frozenset[str] | None) -> bool:
+    """Whether functions that fill an attribute from outside (``writers``;
+    None: not known) may run on an instance of the class: on a draft, those
+    the engine calls only on the target do not."""
+    if writers is None:
+        return True
+    return bool(writers - TARGET_ONLY) if is_draft(model) else bool(writers)
+
+
 def role_facts(model: ClassModel, tested: set[str]) -> Known:
     """What the role the engine gives the class decides of the tests on the
     way (``tested``): a draft fails ``if get_embedding:``; a model that
     declares which modalities it takes fails ``if modality == "video":`` for
-    the others."""
+    the others; an input field its processor never supplies is None."""
     facts: Known = {}
     if is_draft(model):
         facts.update({f"{LOCAL}{name}": [("false", "")] for name in NOT_FOR_DRAFTS})
@@ -98,6 +120,9 @@ def role_facts(model: ClassModel, tested: set[str]) -> Known:
         supported = supported_modalities(model)
         if supported is not None:
             facts[MODALITY] = [("!=", repr(name)) for name in MODALITIES if name not in supported]
+    keys = {key for name in tested if (key := key_of(name)) is not None}
+    if keys:
+        facts.update({input_key(key): [("==", "None")] for key in unsupplied_fields(model, keys)})
     return facts
 
 

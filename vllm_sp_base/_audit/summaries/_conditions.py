@@ -10,6 +10,53 @@ from vllm_sp_base._audit.summaries._events import REQUIREMENT_SEPARATOR
 
 #: How a requirement spells a name of the method (not of the instance): ``@flag``.
 LOCAL = "@"
+
+
+def input_key(key: str) -> str:
+    """How a requirement spells a name bound from a key of the method's input
+    (``x = video_input.get("second_per_grid_ts")``): ``@[second_per_grid_ts]``,
+    what the fields the engine gives a class can decide, whatever the name."""
+    return f"{LOCAL}[{key}]"
+
+
+def key_of(requirement_name: str) -> str | None:
+    """The key ``input_key`` spelled, or None for any other name."""
+    if requirement_name.startswith(f"{LOCAL}[") and requirement_name.endswith("]"):
+        return requirement_name[len(LOCAL) + 1:-1]
+    return None
+
+
+def looked_up_key(value: ast.expr) -> str | None:
+    """The key ``value`` looks up in a mapping, where it is None (or fails)
+    when the key is absent: ``m["k"]``, ``m.get("k")``, ``m.get("k", None)``,
+    ``m.pop("k", None)``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.ctx, ast.Load):
+        key = value.slice
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.keywords:
+        args = value.args
+        default_none = len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is None
+        if not ((value.func.attr == "get" and (len(args) == 1 or default_none))
+                or (value.func.attr == "pop" and default_none)):
+            return None
+        key = args[0]
+    else:
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+
+def empty_sequence(value: ast.expr) -> str | None:
+    """``"[]"`` or ``"()"`` for an empty list or tuple (``[]``, ``list()``):
+    a value a membership test always fails on until something fills it."""
+    if isinstance(value, (ast.List, ast.Tuple)) and not value.elts:
+        return "[]" if isinstance(value, ast.List) else "()"
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple")
+            and not value.args and not value.keywords):
+        return "[]" if value.func.id == "list" else "()"
+    return None
+
+
+#: Literals a membership test always fails on (``empty_sequence``).
+EMPTY_SEQUENCES = frozenset({"[]", "()"})
 #: How much of a test's source a finding carries (long tests are cut, marked ``...``).
 CONDITION_CHARS = 160
 #: Literals whose value a ``Set`` records and a test compares against.
@@ -19,16 +66,26 @@ LITERAL_TYPES = (bool, type(None), int, float, str)
 class EnclosingTests:
     """A stack of (test, the truth it needs), as a visitor enters branches."""
 
-    def __init__(self, self_name: str) -> None:
+    def __init__(self, self_name: str, keyed: dict[str, str]) -> None:
         self._self_name = self_name  # the method's first parameter (a name, not the visitor: no cycle)
-        self._stack: list[tuple[ast.expr, bool]] = []
+        # Local name -> the input key it was bound from, as the method goes
+        # (the visitor's own dict): a test is read with the bindings it saw.
+        self._keyed = keyed
+        self._stack: list[tuple[ast.expr, bool, dict[str, str] | None]] = []
         self._text: list[str | None] = []  # each test's text, once asked
         # Tests an earlier ``if ...: return`` of the block failed: what follows
         # needs them, yet it is no branch (it is what runs on every load).
-        self._passed: list[tuple[ast.expr, bool]] = []
+        self._passed: list[tuple[ast.expr, bool, dict[str, str] | None]] = []
+
+    def _bound(self, test: ast.expr) -> dict[str, str] | None:
+        """The keys the test's names were bound from, now (they may be bound again before a read)."""
+        if not self._keyed:
+            return None
+        return {n.id: self._keyed[n.id] for n in ast.walk(test)
+                if isinstance(n, ast.Name) and n.id in self._keyed} or None
 
     def push(self, test: ast.expr, truth: bool) -> None:
-        self._stack.append((test, truth))
+        self._stack.append((test, truth, self._bound(test)))
         self._text.append(None)
 
     def pop(self) -> None:
@@ -37,49 +94,56 @@ class EnclosingTests:
 
     def push_passed(self, test: ast.expr) -> None:
         """What follows ``if test: return`` in its block runs where ``test`` failed."""
-        self._passed.append((test, False))
+        self._passed.append((test, False, self._bound(test)))
 
     def pop_passed(self, count: int) -> None:
         del self._passed[len(self._passed) - count:]
 
     def current(self) -> tuple[str | None, str]:
         """The innermost test's text, and what the enclosing tests need of the instance."""
-        passed = [r for test, truth in self._passed for r in self.requirements(test, truth)]
+        passed = [r for test, truth, bound in self._passed for r in self.requirements(test, truth, bound)]
         if not self._stack:
             return None, REQUIREMENT_SEPARATOR.join(passed)
         text = self._text[-1]
         if text is None:  # unparsed once, and only where an event sits under it
-            test, truth = self._stack[-1]
+            test, truth, _ = self._stack[-1]
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                 test, truth = test.operand, not truth  # ``else`` of ``if not x``: ``x``
             text = ast.unparse(test)
             if not truth:
                 text = f"not ({text})" if " " in text else f"not {text}"
             text = self._text[-1] = text if len(text) <= CONDITION_CHARS else text[:CONDITION_CHARS - 3] + "..."
-        needs = [r for test, truth in self._stack for r in self.requirements(test, truth)]
+        needs = [r for test, truth, bound in self._stack for r in self.requirements(test, truth, bound)]
         return text, REQUIREMENT_SEPARATOR.join(needs + passed)
 
-    def requirements(self, test: ast.expr, truth: bool) -> list[str]:
+    def requirements(self, test: ast.expr, truth: bool, bound: dict[str, str] | None = None) -> list[str]:
         """What ``test`` being ``truth`` says of the instance's attributes
-        (spelled as ``requirements`` reads them)."""
+        (spelled as ``requirements`` reads them), and of the method's names
+        (``bound``: those bound from an input's key when the test ran)."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self.requirements(test.operand, not truth)
+            return self.requirements(test.operand, not truth, bound)
         chain = self._self_chain(test)
         if chain is not None:
             return [chain if truth else "!" + chain]
         if isinstance(test, ast.Name):
             # A name of the method (a keyword argument an engine passes only
             # in some modes, ``if get_embedding:``): what a role can decide.
-            return [f"{LOCAL}{test.id}" if truth else f"!{LOCAL}{test.id}"]
+            local = self._local(test.id, bound)
+            return [local if truth else f"!{local}"]
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
-            return [r for value in test.values for r in self.requirements(value, truth)]
+            return [r for value in test.values for r in self.requirements(value, truth, bound)]
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             left, op, right = test.left, test.ops[0], test.comparators[0]
+            if isinstance(op, (ast.In, ast.NotIn)):
+                # ``i in self.layers``: true only where the collection holds something.
+                chain = self._self_chain(right)
+                holds_it = truth == isinstance(op, ast.In)
+                return [chain] if chain is not None and holds_it else []
             if isinstance(left, ast.Constant):
                 left, right = right, left
             chain = self._self_chain(left)
             if chain is None and isinstance(left, ast.Name):
-                chain = f"{LOCAL}{left.id}"  # ``if modality == "video":``: what a class's declarations decide
+                chain = self._local(left.id, bound)  # ``if modality == "video":``: what a class's declarations decide
             if chain is None or not (isinstance(right, ast.Constant) and type(right.value) in LITERAL_TYPES):
                 return []
             if isinstance(op, (ast.Is, ast.IsNot)) and right.value not in (None, True, False):
@@ -92,6 +156,11 @@ class EnclosingTests:
                 return []
             return [f"{chain}{'==' if equal else '!='}{right.value!r}"]
         return []
+
+    @staticmethod
+    def _local(name: str, bound: dict[str, str] | None) -> str:
+        key = bound.get(name) if bound is not None else None
+        return f"{LOCAL}{name}" if key is None else input_key(key)
 
     def _self_chain(self, node: ast.expr) -> str | None:
         """``a.b`` for ``self.a.b``: what a test reads of the instance."""

@@ -6,7 +6,13 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vllm_sp_base._audit.summaries._conditions import LITERAL_TYPES, LOCAL, EnclosingTests
+from vllm_sp_base._audit.summaries._conditions import (
+    LITERAL_TYPES,
+    LOCAL,
+    EnclosingTests,
+    empty_sequence,
+    looked_up_key,
+)
 from vllm_sp_base._audit.summaries._events import (
     REQUIREMENT_SEPARATOR,
     Assert,
@@ -86,7 +92,8 @@ class MethodVisitor(ast.NodeVisitor):
         self.class_name = class_name
         self.line_offset = line_offset  # a cut body is parsed on its own, from line 2
         self.depth = 0  # how many branching constructs enclose the current node
-        self.tests = EnclosingTests(self_name)
+        self.keyed: dict[str, str] = {}  # ``x = inputs.get("k")``: x -> "k", until x is bound again
+        self.tests = EnclosingTests(self_name, self.keyed)
         self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
         self.guarded: set[str] = set()  # ``hasattr(self, "a")``, ``"a" in self.__dict__``
         self.loop_names: dict[str, str | tuple[str, ...]] = {}  # loop variable -> its names
@@ -142,6 +149,11 @@ class MethodVisitor(ast.NodeVisitor):
                 if isinstance(bound, ast.Name):
                     self.aliases.pop(bound.id, None)
 
+    def _unkey(self, target: ast.expr) -> None:
+        for bound in ast.walk(target):
+            if isinstance(bound, ast.Name):
+                self.keyed.pop(bound.id, None)
+
     def _used_at_once(self, node: ast.expr) -> bool:
         """``node`` is ``self.a`` or a local bound to it on no condition
         (``vt = self.vision_tower``), and an attribute of it is taken now: a
@@ -158,6 +170,8 @@ class MethodVisitor(ast.NodeVisitor):
         literal = None
         if isinstance(value, ast.Constant) and type(value.value) in LITERAL_TYPES:
             literal = repr(value.value)
+        elif value is not None:
+            literal = empty_sequence(value)
         self.events.append(Set(attr, self._line(node), self.depth > 0, literal))
 
     def _set_named(self, name: ast.expr, node: ast.expr) -> None:
@@ -329,7 +343,13 @@ class MethodVisitor(ast.NodeVisitor):
                 self.visit(target)
             if self.aliases:  # bound again: no longer an alias
                 self._unalias(target)
+            if self.keyed:
+                self._unkey(target)
         value = node.value
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            key = looked_up_key(value)
+            if key is not None:
+                self.keyed[targets[0].id] = key
         if (len(targets) == 1 and isinstance(targets[0], ast.Name) and not self.depth
                 and isinstance(value, ast.Attribute) and self._is_self(value.value)):
             self.aliases[targets[0].id] = value.attr
@@ -342,6 +362,11 @@ class MethodVisitor(ast.NodeVisitor):
                 self._set(target.attr, target, node.value)
             else:
                 self.visit(target)
+            if isinstance(target, ast.Name):
+                self.keyed.pop(target.id, None)
+                key = looked_up_key(node.value)
+                if key is not None:
+                    self.keyed[target.id] = key
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
