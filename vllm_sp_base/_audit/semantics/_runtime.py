@@ -61,10 +61,12 @@ FEATURES: dict[str, Feature] = {
 
 #: What the engines call only on the target model, never on a draft (or the
 #: models it builds): vLLM's ``set_aux_hidden_state_layers`` and sglang's
-#: ``set_eagle3_layers_to_capture`` (its model runner calls it only where
-#: ``not self.is_draft_worker``, ``srt/model_executor/model_runner.py``).
+#: ``set_eagle3_layers_to_capture`` and ``set_dflash_layers_to_capture`` (its
+#: model runner asks for them only where ``not self.is_draft_worker``,
+#: ``srt/model_executor/model_runner.py``).
 TARGET_ONLY = frozenset(
-    {name for name, f in FEATURES.items() if not f.for_drafts} | {"set_eagle3_layers_to_capture"}
+    {name for name, f in FEATURES.items() if not f.for_drafts}
+    | {"set_eagle3_layers_to_capture", "set_dflash_layers_to_capture"}
 )
 
 
