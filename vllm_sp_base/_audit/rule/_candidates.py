@@ -13,7 +13,7 @@ from vllm_sp_base._audit._options import RuleOptions
 from vllm_sp_base._audit.report._finding import Finding, Unresolved
 from vllm_sp_base._audit.rule._rule import SkippedInitRead
 from vllm_sp_base._audit.rule._suppress import ignored
-from vllm_sp_base._audit.semantics._built import only_a_base
+from vllm_sp_base._audit.semantics._built import family_of, only_a_base, stored_where_nothing_reads
 from vllm_sp_base._audit.semantics._outside import set_on_every_build
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.semantics._unresolved import unresolved_bases
@@ -153,6 +153,9 @@ class CandidateChecker:
                         and only_a_base(class_name, self._spelling(class_name))):
                     checked.only_bases.append(str(ClassRef(name, key)))
                     continue  # never built on its own: its subclasses, and who runs its __init__, are checked
+                if findings and self._stored_unread(project, class_name):
+                    checked.only_bases.append(str(ClassRef(name, key)))
+                    continue  # never built: only stored where nothing reads it
                 findings = self._not_set_from_outside(class_name, findings)
                 kept = [f for f in findings if not self._suppressed(project, path, cls, f, checked)]
                 checked.suppressed += len(findings) - len(kept)
@@ -178,6 +181,14 @@ class CandidateChecker:
             return findings
         outside = set_on_every_build(class_name, later, self._spelling(class_name))
         return [f for f in findings if f.entry == "__init__" or f.attribute not in outside]
+
+    def _stored_unread(self, project: Project, class_name: str) -> bool:
+        """Whether the class is only stored on instances under attributes nothing reads."""
+        def family(path: str, owner: str, attr: str) -> frozenset[str] | None:
+            module = self.files.get(path)
+            return None if module is None else family_of(project, module, owner, self._spelling, attr)
+
+        return stored_where_nothing_reads(class_name, self._spelling(class_name), self._spelling, family)
 
     def _suppressed(self, project: Project, path: str, cls: ClassInfo, finding: Finding,
                     checked: Checked) -> bool:

@@ -4,7 +4,9 @@ classes that are.
 
 Any other mention counts as "may be built": a call, a registry entry, a
 string that names it (``"module:Class"``, ``__all__``), an ``isinstance``,
-a re-export from a package's ``__init__.py``. A leaf class is always built.
+a re-export from a package's ``__init__.py``. A leaf class is built, but for
+one only ever stored on an instance under an attribute nothing reads
+(``self.model_cls = Name`` where no code loads ``.model_cls``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+
+from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.summaries._summaries import python_name
 
 #: Past this many files that spell the name, it is taken to be built (a name
 #: that common is used somewhere) rather than parse them all.
@@ -113,3 +119,147 @@ class _Uses(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.other |= self.exports and any(a.name == self.name for a in node.names)
+
+
+
+#: Who may hold a class's instance as ``self``: (path, name) of a class that
+#: stores an attribute on ``self``, and the attribute -> the names of its MRO
+#: and of the classes derived from it; None where that cannot be told.
+Family = Callable[[str, str, str], "frozenset[str] | None"]
+
+
+def stored_where_nothing_reads(
+    name: str, texts: Iterable[tuple[str, bytes]],
+    spelling: Callable[[str], list[tuple[str, bytes]]], family: Family,
+) -> bool:
+    """Whether every mention of the class ``name`` in ``texts`` (the audited
+    files that spell it) but its definition and imports is the value of
+    ``self.<attr> = name`` in a class's method, and no audited file
+    (``spelling``: those that spell a word) may load such an attribute of
+    that class's instances: stored where no one looks, the class is never
+    built (sglang 0.5.9's ``self.model_cls = MistralLarge3Model``, which the
+    parent ``__init__`` never reads). A load on ``self`` in a class outside
+    the storing class's family reads another object; any other load counts."""
+    stores: set[tuple[str, str, str]] = set()  # (path, storing class, attribute)
+    files = list(texts)
+    if not files or len(files) > MAX_FILES:
+        return False
+    for path, data in files:
+        tree = _tree(data)
+        if tree is None:
+            return False
+        found = _Stores(name, exports=os.path.basename(path) == "__init__.py")
+        found.visit(tree)
+        if found.other:
+            return False
+        stores |= {(path, owner, attr) for owner, attr in found.stored}
+    if not stores:
+        return False
+    for path, owner, attr in stores:
+        related = family(path, owner, attr)
+        if related is None or _loaded(attr, spelling(attr), related):
+            return False
+    return True
+
+
+def _tree(data: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class _Stores(_Uses):
+    """The mentions ``_Uses`` sees, less ``self.<attr> = Name`` in a class's
+    method (``stored``: (class, attribute)); a base or a helper ``__init__``
+    counts as another use (what ``only_a_base`` is for)."""
+
+    def __init__(self, name: str, exports: bool) -> None:
+        super().__init__(name, exports)
+        self.stored: set[tuple[str, str]] = set()
+        self.classes: list[str] = []
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if (self.classes and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self" and isinstance(node.value, ast.Name) and node.value.id == self.name):
+            self.stored.add((self.classes[-1], target.attr))
+            return
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes.append(node.name)
+        super().visit_ClassDef(node)
+        self.classes.pop()
+        self.other |= self.as_base or self.init_run
+
+
+def _loaded(attr: str, texts: list[tuple[str, bytes]], related: frozenset[str]) -> bool:
+    """Whether a file of ``texts`` may read ``attr`` of an instance of a
+    class named in ``related``: ``self.attr`` in one of them, ``x.attr`` on
+    any other object, or ``attr`` as a string or dotted name (``getattr(x,
+    "attr")``)."""
+    if len(texts) > MAX_FILES:
+        return True
+    for _, data in texts:
+        tree = _tree(data)
+        if tree is None:
+            return True
+        stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
+        while stack:
+            node, owner = stack.pop()
+            if isinstance(node, ast.ClassDef):
+                owner = node.name
+            elif isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Store):
+                on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+                if not on_self or owner is None or owner in related:
+                    return True
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and attr in node.value.split("."):
+                return True  # ``getattr(x, "attr")``, ``attrgetter("a.attr")``; not prose
+            stack.extend((child, owner) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def family_of(
+    project: Project, module: str, owner: str, spelling: Callable[[str], list[tuple[str, bytes]]],
+    attr: str,
+) -> frozenset[str] | None:
+    """The names of the classes whose ``self`` may be an instance of the
+    class ``owner`` of ``module``: its MRO (each entry's code outside the
+    audited files must not spell ``attr``: no search sees it) and the audited
+    classes derived from it; None where that cannot be told."""
+    target = project.resolve(module, owner)
+    if not isinstance(target, ClassRef):
+        return None
+    names: set[str] = set()
+    searched = {path for path, _ in spelling(attr)}
+    for entry in ClassModel(project, target).mro:
+        if not isinstance(entry, ClassRef):
+            return None  # code out of sight may read it
+        names.add(python_name(entry.name))
+        located = project.module_file(entry.module)
+        path = located[0] if located else None
+        data = project.source(path) if path else None
+        if data is None or (attr.encode() in data and path not in searched):
+            return None
+    derived, todo = {python_name(target.name)}, [python_name(target.name)]
+    while todo:
+        base = todo.pop()
+        for _, data in spelling(base):
+            tree = _tree(data)
+            if tree is None:
+                return None
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.ClassDef) and node.name not in derived
+                        and any(_base_name(b) == base for b in node.bases)):
+                    if len(derived) == MAX_FILES:
+                        return None
+                    derived.add(node.name)
+                    todo.append(node.name)
+    return frozenset(names | derived)
+
+
+def _base_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
