@@ -191,9 +191,12 @@ def test_a_signal_during_parse_all_ends_it_without_a_traceback(sig: str, group: 
     tree = installed_vllm()
     if tree is None:
         pytest.skip("vLLM is not installed")
+    # A test run started in the background (``cmd &`` in a script) inherits
+    # SIGINT ignored, and so would the audit: Ctrl-C is what it is asked about.
     proc = subprocess.Popen(
         [sys.executable, "-m", "vllm_sp_base", "audit", "--no-cache", "--parse-all", tree],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(delay)
     (os.killpg if group else os.kill)(proc.pid, getattr(signal, sig))
