@@ -144,6 +144,15 @@ def stored_where_nothing_reads(
     files = list(texts)
     if not files or len(files) > MAX_FILES:
         return False
+    # Byte searches first, as ``only_a_base``'s: most classes are never
+    # stored (no ``self.a = Name``), and a call or a quoted name is a build.
+    spelled = re.escape(name.encode())
+    store = re.compile(rb"self\.\w+\s*=\s*" + spelled + rb"(?!\w)")
+    if not any(b"= " + name.encode() in data and store.search(data) for _, data in files):
+        return False
+    built = re.compile(rb"(?<!class )(?<![\w])" + spelled + rb"\s*\(|[\"':]" + spelled + rb"[\"']")
+    if any(built.search(data) for _, data in files):
+        return False
     for path, data in files:
         tree = _tree(data)
         if tree is None:

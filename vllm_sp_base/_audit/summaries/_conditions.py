@@ -78,11 +78,9 @@ class EnclosingTests:
         self._passed: list[tuple[ast.expr, bool, dict[str, str] | None]] = []
 
     def _bound(self, test: ast.expr) -> dict[str, str] | None:
-        """The keys the test's names were bound from, now (they may be bound again before a read)."""
-        if not self._keyed:
-            return None
-        return {n.id: self._keyed[n.id] for n in ast.walk(test)
-                if isinstance(n, ast.Name) and n.id in self._keyed} or None
+        """The keys names were bound from when the test ran (they may be bound
+        again before a read): a copy, a few names at most."""
+        return dict(self._keyed) if self._keyed else None
 
     def push(self, test: ast.expr, truth: bool) -> None:
         self._stack.append((test, truth, self._bound(test)))
