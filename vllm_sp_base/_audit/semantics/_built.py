@@ -121,7 +121,6 @@ class _Uses(ast.NodeVisitor):
         self.other |= self.exports and any(a.name == self.name for a in node.names)
 
 
-
 #: Who may hold a class's instance as ``self``: (path, name) of a class that
 #: stores an attribute on ``self``, and the attribute -> the names of its MRO
 #: and of the classes derived from it; None where that cannot be told.
