@@ -275,6 +275,20 @@ def test_valid_deep_code_is_audited_and_deeper_code_is_one_diagnostic(tmp_path: 
     assert "nested too deeply to audit" in result.diagnostics[0][1]
 
 
+@pytest.mark.parametrize("parse_all", [False, True])
+@pytest.mark.parametrize("use", [
+    "class Other:\n    def __init__(self):\n        self.model_cls = C\n",  # who is built: a store
+    "class D(C):\n    pass\n",  # who is built: only a base
+])
+def test_who_is_built_reads_a_file_too_deep_to_walk_as_may_be_anything(
+    tmp_path: Path, parse_all: bool, use: str,
+) -> None:
+    (tmp_path / "m.py").write_text(_DEEP.format(terms="self.x", total="1"))
+    (tmp_path / "n.py").write_text("from m import C\n" + use + "TOTAL = " + " + ".join(["1"] * 30_000) + "\n")
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    assert ("m.C", "x", "error") in [(f.class_name, f.attribute, f.severity) for f in result.findings]
+
+
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses its own syntax")
 def test_newer_syntax_is_said_as_such_and_a_plain_syntax_error_is_not(tmp_path: Path) -> None:
     (tmp_path / "generic.py").write_text("class Box[T]:\n    pass\n")  # PEP 695

@@ -47,7 +47,10 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         uses = _Uses(name, exports=os.path.basename(path) == "__init__.py")
-        uses.visit(tree)
+        try:
+            uses.visit(tree)
+        except RecursionError:  # deeper than the walk goes (the summary says so): may be anything
+            return False
         if uses.other:
             return False
         as_base |= uses.as_base or uses.init_run
@@ -157,7 +160,10 @@ def stored_where_nothing_reads(
         if tree is None:
             return False
         found = _Stores(name, exports=os.path.basename(path) == "__init__.py")
-        found.visit(tree)
+        try:
+            found.visit(tree)
+        except RecursionError:
+            return False
         if found.other:
             return False
         stores |= {(path, owner, attr) for owner, attr in found.stored}
