@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._parsed import parsed
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.summaries._summaries import python_name
 
@@ -42,9 +43,8 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
             files.append((path, data))
     as_base = False
     for path, data in files:
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parsed(data)
+        if tree is None:
             return False
         uses = _Uses(name, exports=os.path.basename(path) == "__init__.py")
         try:
@@ -156,7 +156,7 @@ def stored_where_nothing_reads(
     if any(built.search(data) for _, data in files):
         return False
     for path, data in files:
-        tree = _tree(data)
+        tree = parsed(data)
         if tree is None:
             return False
         found = _Stores(name, exports=os.path.basename(path) == "__init__.py")
@@ -174,13 +174,6 @@ def stored_where_nothing_reads(
         if related is None or _loaded(attr, spelling(attr), related):
             return False
     return True
-
-
-def _tree(data: bytes) -> ast.Module | None:
-    try:
-        return ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 class _Stores(_Uses):
@@ -216,7 +209,7 @@ def _loaded(attr: str, texts: list[tuple[str, bytes]], related: frozenset[str]) 
     if len(texts) > MAX_FILES:
         return True
     for _, data in texts:
-        tree = _tree(data)
+        tree = parsed(data)
         if tree is None:
             return True
         stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
@@ -260,7 +253,7 @@ def family_of(
     while todo:
         base = todo.pop()
         for _, data in spelling(base):
-            tree = _tree(data)
+            tree = parsed(data)
             if tree is None:
                 return None
             for node in ast.walk(tree):

@@ -13,9 +13,9 @@ under a test of the modality (``if modality == "video":``) or of a field
 from __future__ import annotations
 
 import ast
-import functools
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._parsed import parsed
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._summaries import python_name
 
@@ -114,7 +114,7 @@ def _supplies(model: ClassModel, processor: ClassRef, key: str) -> bool | None:
         if method is None:
             continue
         located = owner.project.module_file(entry.module)
-        tree = _parsed(owner.project.source(located[0]) or b"") if located and located[0] else None
+        tree = parsed(owner.project.source(located[0]) or b"") if located and located[0] else None
         if tree is None:
             return None
         named = _names_field(tree, method, key, set())
@@ -195,17 +195,10 @@ def _class_node(model: ClassModel, entry: ClassRef) -> ast.ClassDef | None:
     if info is None or located is None or not located[0]:
         return None
     data = model.project.source(located[0])
-    tree = _parsed(data) if data is not None else None
+    tree = parsed(data) if data is not None else None
     if tree is None:
         return None
     name = python_name(entry.name)
     return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
                  and n.name == name and n.lineno == info.line), None)
 
-
-@functools.lru_cache(maxsize=32)
-def _parsed(data: bytes) -> ast.Module | None:
-    try:
-        return ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None

@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from vllm_sp_base._audit.semantics._parsed import parsed
+
 #: Past this many files that spell the name, give up (a name that common is built elsewhere).
 MAX_FILES = 40
 #: Calls that name a class without building it.
@@ -96,9 +98,8 @@ class Builds:
 def builds_in(path: str, data: bytes) -> Builds | None:
     """``data``'s ``Builds``; None where it does not parse. Cached: a file is
     asked about once per class with a finding that it names."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(data)
+    if tree is None:
         return None
     found = Builds()
     followed: set[int] = set()  # mentions that are no build out of sight
@@ -218,9 +219,8 @@ def filled_from_outside(attr: str, texts: Iterable[tuple[str, bytes]]) -> frozen
 
 @functools.lru_cache(maxsize=256)
 def _writers_in(path: str, data: bytes, attr: str) -> frozenset[str] | None:
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(data)
+    if tree is None:
         return None
     scopes: list[tuple[str, list[ast.stmt]]] = [(MODULE_LEVEL, tree.body)]
     scopes += [(n.name, n.body) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
