@@ -15,6 +15,7 @@ import ast
 import os
 import re
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._parsed import parsed
@@ -33,28 +34,44 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
     its own definition, and at least one is a base or such a call."""
     spelled = name.encode()
     word = re.compile(rb"(?<!\w)" + re.escape(spelled) + rb"(?!\w)")
-    # A call or a quoted name, anywhere (a comment too): built, no parse needed.
-    built = re.compile(rb"(?<!class )(?<![\w])" + re.escape(spelled) + rb"\s*\(|[\"':]" + re.escape(spelled) + rb"[\"']")
+    built = _build_spelled(name)
     files: list[tuple[str, bytes]] = []
     for path, data in texts:
         if spelled in data and word.search(data):
             if built.search(data) or len(files) == MAX_FILES:
                 return False
             files.append((path, data))
-    as_base = False
+    found = _walked(_Uses, name, files)
+    return found is not None and any(uses.as_base or uses.init_run for _, uses in found)
+
+
+_U = TypeVar("_U", bound="_Uses")
+
+
+def _walked(kind: type[_U], name: str, files: list[tuple[str, bytes]]) -> list[tuple[str, _U]] | None:
+    """Each file's mentions of ``name`` (path, a ``kind`` walker); None where a
+    file does not parse, is deeper than the walk goes (the summary says so),
+    or mentions it in a way that may build it: then it may be anything."""
+    found = []
     for path, data in files:
         tree = parsed(data)
         if tree is None:
-            return False
-        uses = _Uses(name, exports=os.path.basename(path) == "__init__.py")
+            return None
+        uses = kind(name, exports=os.path.basename(path) == "__init__.py")
         try:
             uses.visit(tree)
-        except RecursionError:  # deeper than the walk goes (the summary says so): may be anything
-            return False
+        except RecursionError:
+            return None
         if uses.other:
-            return False
-        as_base |= uses.as_base or uses.init_run
-    return as_base
+            return None
+        found.append((path, uses))
+    return found
+
+
+def _build_spelled(name: str) -> re.Pattern[bytes]:
+    """A call or a quoted name, anywhere (a comment too): built, no parse needed."""
+    spelled = re.escape(name.encode())
+    return re.compile(rb"(?<!class )(?<![\w])" + spelled + rb"\s*\(|[\"':]" + spelled + rb"[\"']")
 
 
 class _Uses(ast.NodeVisitor):
@@ -142,7 +159,6 @@ def stored_where_nothing_reads(
     built (sglang 0.5.9's ``self.model_cls = MistralLarge3Model``, which the
     parent ``__init__`` never reads). A load on ``self`` in a class outside
     the storing class's family reads another object; any other load counts."""
-    stores: set[tuple[str, str, str]] = set()  # (path, storing class, attribute)
     files = list(texts)
     if not files or len(files) > MAX_FILES:
         return False
@@ -152,21 +168,13 @@ def stored_where_nothing_reads(
     store = re.compile(rb"self\.\w+\s*=\s*" + spelled + rb"(?!\w)")
     if not any(b"= " + name.encode() in data and store.search(data) for _, data in files):
         return False
-    built = re.compile(rb"(?<!class )(?<![\w])" + spelled + rb"\s*\(|[\"':]" + spelled + rb"[\"']")
+    built = _build_spelled(name)
     if any(built.search(data) for _, data in files):
         return False
-    for path, data in files:
-        tree = parsed(data)
-        if tree is None:
-            return False
-        found = _Stores(name, exports=os.path.basename(path) == "__init__.py")
-        try:
-            found.visit(tree)
-        except RecursionError:
-            return False
-        if found.other:
-            return False
-        stores |= {(path, owner, attr) for owner, attr in found.stored}
+    found = _walked(_Stores, name, files)
+    if found is None:
+        return False
+    stores = {(path, owner, attr) for path, uses in found for owner, attr in uses.stored}
     if not stores:
         return False
     for path, owner, attr in stores:

@@ -10,9 +10,11 @@ nothing is dropped.
 
 And which functions bind or fill an attribute on an object not their own
 ``self`` (an owner's ``self.model.layers_to_capture = [...]``): what a list
-construction left empty may hold by the time it is tested. Like ``_built``, it reads source only, and only the files
-that spell the class's name; each file is read into a ``Builds`` index once,
-whatever the number of classes asked about it.
+construction left empty may hold by the time it is tested.
+
+Like ``_built``, it reads source only, and only the files that spell the
+name; each file is read into a ``Builds`` index once, whatever the number of
+classes asked about it.
 """
 
 from __future__ import annotations

@@ -77,13 +77,13 @@ class EnclosingTests:
         # needs them, yet it is no branch (it is what runs on every load).
         self._passed: list[tuple[ast.expr, bool, dict[str, str] | None]] = []
 
-    def _bound(self, test: ast.expr) -> dict[str, str] | None:
-        """The keys names were bound from when the test ran (they may be bound
+    def _bound(self) -> dict[str, str] | None:
+        """The keys names were bound from when a test runs (they may be bound
         again before a read): a copy, a few names at most."""
         return dict(self._keyed) if self._keyed else None
 
     def push(self, test: ast.expr, truth: bool) -> None:
-        self._stack.append((test, truth, self._bound(test)))
+        self._stack.append((test, truth, self._bound()))
         self._text.append(None)
 
     def pop(self) -> None:
@@ -92,7 +92,7 @@ class EnclosingTests:
 
     def push_passed(self, test: ast.expr) -> None:
         """What follows ``if test: return`` in its block runs where ``test`` failed."""
-        self._passed.append((test, False, self._bound(test)))
+        self._passed.append((test, False, self._bound()))
 
     def pop_passed(self, count: int) -> None:
         del self._passed[len(self._passed) - count:]

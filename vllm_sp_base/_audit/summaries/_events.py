@@ -30,7 +30,7 @@ class Set:
     attr: str
     line: int
     conditional: bool
-    value: str | None = None  # the literal it binds (``"False"``, ``"None"``, ``"3"``), if one
+    value: str | None = None  # the literal it binds (``"False"``, ``"None"``, ``"3"``, ``"[]"``), if one
 
 
 @dataclass(slots=True)
