@@ -100,6 +100,45 @@ _CAPTURE = textwrap.dedent("""
 """)
 
 
+#: sglang's shape: a method of the algorithm's enum chooses the draft
+#: worker (``factory``, the examples' own), and a worker converts the same
+#: setting again.
+def _workers(factory: str, elsewhere: str = "") -> str:
+    algorithm = textwrap.dedent("""
+        from enum import Enum, auto
+        class Algorithm(Enum):
+            EAGLE = auto()
+            EAGLE3 = auto()
+            STANDALONE = auto()
+            @classmethod
+            def from_string(cls, name):
+                return cls[name.upper()]
+            def is_eagle(self):
+                return self == Algorithm.EAGLE or self == Algorithm.EAGLE3
+            def is_eagle3(self):
+                return self == Algorithm.EAGLE3
+            def is_standalone(self):
+                return self == Algorithm.STANDALONE
+    """)
+    workers = textwrap.dedent("""
+        class BaseTpWorker:
+            def forward_batch_generation(self, batch):
+                raise NotImplementedError
+        class EagleWorker(BaseTpWorker):
+            def __init__(self, args):
+                self.algorithm = Algorithm.from_string(args.speculative_algorithm)
+                self.use_aux_hidden_state = self.algorithm.is_eagle3()
+            def forward_batch_generation(self, batch):
+                if self.algorithm.is_eagle3() and self.use_aux_hidden_state:
+                    return batch
+                return None
+        class StandaloneWorker(EagleWorker):
+            def __init__(self, args):
+                self.algorithm = Algorithm.from_string(args.speculative_algorithm)
+    """)
+    return algorithm + textwrap.indent(textwrap.dedent(factory), "    ") + workers + textwrap.dedent(elsewhere)
+
+
 #: Modules on which the rule reports nothing.
 VALID = (
     Example("""
@@ -693,6 +732,14 @@ VALID = (
                 self.layers = nn.ModuleList()
                 self.layers_to_capture = []
     """), name="list-filled-only-on-the-target"),
+    Example(_workers("""
+        def create_worker(self, args):
+            if self.is_eagle():
+                return EagleWorker
+            elif self.is_standalone():
+                return StandaloneWorker  # chosen only for STANDALONE: never is_eagle3()
+            raise ValueError(self)
+    """), name="worker-chosen-for-another-value"),
 )
 
 
@@ -1127,4 +1174,28 @@ INVALID = (
             def capture_last(self):
                 self.layers_to_capture.append(len(self.layers) - 1)  # filled in place
     """), (("EagleDecoderModel", "gather_aux", "warning"),), name="list-filled-in-place"),
+    Example(_workers("""
+        def create_worker(self, args):
+            if self.is_eagle3() or self.is_standalone():
+                return StandaloneWorker  # chosen for EAGLE3 too: the read may run
+            return EagleWorker
+    """), (("StandaloneWorker", "use_aux_hidden_state", "warning"),), name="worker-chosen-for-the-value-it-tests"),
+    Example(_workers("""
+        def create_worker(self, args):
+            if self.is_standalone():
+                return StandaloneWorker
+            return EagleWorker
+    """, """
+        def eagle3_worker(args):
+            return StandaloneWorker(args)  # built outside the factory: any algorithm
+    """), (("StandaloneWorker", "use_aux_hidden_state", "warning"),), name="worker-built-outside-the-factory"),
+    Example(_workers("""
+        def create_worker(self, args):
+            if self.is_standalone():
+                return StandaloneWorker
+            return EagleWorker
+    """, """
+        def draft_algorithm(args):
+            return Algorithm.from_string(args.draft_algorithm)  # a second setting: two values
+    """), (("StandaloneWorker", "use_aux_hidden_state", "warning"),), name="algorithm-read-from-two-settings"),
 )

@@ -13,6 +13,7 @@ from vllm_sp_base._audit._options import (
 )
 from vllm_sp_base._audit.report._finding import Finding, Frame
 from vllm_sp_base._audit.rule._examples import INVALID, VALID
+from vllm_sp_base._audit.semantics._chosen import chosen_facts
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached
 from vllm_sp_base._audit.semantics._construction import (
     Construction,
@@ -130,7 +131,10 @@ class SkippedInitRead:
         if reached:  # what it binds to None raises where it is used at once (``self.tower.config``)
             tested |= {attr for attr, values in built.values.items() if values == {"None"}}
         # What construction's constants and the engine's role for the class decide.
-        decided = {**role_facts(model, tested), **self._constants(model, built, tested, only_skipped)} if tested else {}
+        decided = {
+            **role_facts(model, tested), **self._constants(model, built, tested, only_skipped),
+            **chosen_facts(model, built, tested, only_skipped, self.spelling),
+        } if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)
         # Only now, for the few attributes left: it parses every method that may name them.

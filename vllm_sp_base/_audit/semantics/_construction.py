@@ -260,7 +260,7 @@ def decided_constants(
             if sequences:
                 filled = {e.attr for e in method.events if type(e) is Read and e.deref and e.attr in sequences}
                 known = {n: f for n, f in known.items() if n not in filled}
-            if (index, method_name) in built.executed or method_name in _NOT_AFTER_CONSTRUCTION:
+            if (index, method_name) in built.executed or method_name in NOT_AFTER_CONSTRUCTION:
                 continue
             for event in method.events:
                 if type(event) is Set and event.attr in roots:
@@ -272,7 +272,7 @@ def decided_constants(
 
 #: Methods that do not set a built instance's attributes as it runs: other
 #: ``__init__``, pickling and copying, the hook every ``self.a = v`` goes through.
-_NOT_AFTER_CONSTRUCTION = frozenset({
+NOT_AFTER_CONSTRUCTION = frozenset({
     "__init__", "__new__", "__setattr__", "__delattr__", "__setstate__", "__getstate__",
     "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__init_subclass__",
 })

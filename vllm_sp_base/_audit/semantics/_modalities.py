@@ -15,9 +15,8 @@ from __future__ import annotations
 import ast
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
-from vllm_sp_base._audit.semantics._parsed import parsed
+from vllm_sp_base._audit.semantics._parsed import class_node, parsed
 from vllm_sp_base._audit.semantics._project import ClassRef
-from vllm_sp_base._audit.summaries._summaries import python_name
 
 #: The modalities vLLM's models take, as their ``embed_multimodal`` loops name
 #: them (``for modality in mm_input_by_modality: if modality == "video":``).
@@ -54,7 +53,7 @@ def _registered_info(model: ClassModel, entry: ClassRef) -> ClassRef | None:
 def _registration(model: ClassModel, entry: ClassRef) -> tuple[ClassRef | None, ClassRef | None] | None:
     """(processor, info) of ``entry``'s ``register_processor`` decorator, each
     None where it is not a class the source shows; None: no decorator."""
-    node = _class_node(model, entry)
+    node = class_node(model.project, entry)
     if node is None:
         return None
     for decorator in node.decorator_list:
@@ -87,7 +86,7 @@ def unsupplied_fields(model: ClassModel, keys: set[str]) -> set[str]:
         found = _registration(model, entry)
         if found is not None:
             processors.append(found[0])
-        elif _class_node(model, entry) is None:
+        elif class_node(model.project, entry) is None:
             break  # its decorators cannot be read: what comes after may not be what the engine uses
     if len(processors) < 2 or processors[0] is None:
         return set()
@@ -107,7 +106,7 @@ def _supplies(model: ClassModel, processor: ClassRef, key: str) -> bool | None:
     for entry in owner.mro:
         if not isinstance(entry, ClassRef):
             return None
-        node = _class_node(owner, entry)
+        node = class_node(owner.project, entry)
         if node is None:
             return None
         method = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == _FIELDS), None)
@@ -176,7 +175,7 @@ def _declared(model: ClassModel, info: ClassRef) -> frozenset[str] | None:
         return None
     defining = owner.mro[found[0]]
     assert isinstance(defining, ClassRef)
-    node = _class_node(owner, defining)
+    node = class_node(owner.project, defining)
     method = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == _LIMITS), None) \
         if node is not None else None
     if method is None:
@@ -187,18 +186,3 @@ def _declared(model: ClassModel, info: ClassRef) -> frozenset[str] | None:
     keys = [k.value if isinstance(k, ast.Constant) else None for k in returns[0].value.keys]
     names = frozenset(k for k in keys if isinstance(k, str))
     return names if len(names) == len(keys) else None
-
-
-def _class_node(model: ClassModel, entry: ClassRef) -> ast.ClassDef | None:
-    info = model.project.class_info(entry)
-    located = model.project.module_file(entry.module)
-    if info is None or located is None or not located[0]:
-        return None
-    data = model.project.source(located[0])
-    tree = parsed(data) if data is not None else None
-    if tree is None:
-        return None
-    name = python_name(entry.name)
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
-                 and n.name == name and n.lineno == info.line), None)
-

@@ -55,6 +55,8 @@ def empty_sequence(value: ast.expr) -> str | None:
     return None
 
 
+#: How a requirement spells a predicate called on what the instance holds: ``a.is_x()``.
+PREDICATE = "()"
 #: Literals a membership test always fails on (``empty_sequence``).
 EMPTY_SEQUENCES = frozenset({"[]", "()"})
 #: How much of a test's source a finding carries (long tests are cut, marked ``...``).
@@ -121,6 +123,11 @@ class EnclosingTests:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.requirements(test.operand, not truth, bound)
         chain = self._self_chain(test)
+        if chain is None and isinstance(test, ast.Call) and not test.args and not test.keywords:
+            # ``self.algorithm.is_eagle3()``: a predicate of what the instance
+            # holds, spelled ``algorithm.is_eagle3()`` (what a factory's choice decides).
+            called = self._self_chain(test.func)
+            chain = None if called is None else called + PREDICATE
         if chain is not None:
             return [chain if truth else "!" + chain]
         if isinstance(test, ast.Name):
