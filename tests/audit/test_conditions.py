@@ -78,3 +78,31 @@ def test_a_negated_test_reads_as_written(tmp_path: Path) -> None:
     """))
     (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
     assert (finding.attribute, finding.severity, finding.condition) == ("pooler", "warning", "when get_embedding")
+
+
+def test_a_guard_inside_the_read_is_said_after_the_first_test(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.on_cpu = cfg.on_cpu
+                self.is_fp8 = cfg.is_fp8
+                self.block_size = None
+            def forward(self, x):
+                if self.on_cpu:
+                    return self.forward_cpu(x)
+                return x
+            def forward_cpu(self, x):
+                return x, self.block_size if self.is_fp8 else None
+
+        class Child(Base):
+            def __init__(self, cfg):
+                nn.Module.__init__(self)
+                self.on_cpu = cfg.on_cpu
+                self.is_fp8 = cfg.is_fp8
+    """))
+    (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
+    assert (finding.attribute, finding.condition) == ("block_size", "when self.on_cpu, then self.is_fp8")
+    assert finding.message.endswith("(when self.on_cpu, then self.is_fp8)")

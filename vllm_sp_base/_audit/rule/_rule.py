@@ -275,7 +275,11 @@ class SkippedInitRead:
         that calls the entry point, or the first test on the way."""
         if entry in self.feature_entry_points and entry not in self.entry_points:
             return feature(entry).label
-        return f"when {read.condition}" if read.condition and read.conditional else None
+        if not (read.condition and read.conditional):
+            return None
+        # The first test on the way, and the one nearest the read where it is
+        # another (``self.a if self.flag else None`` in a method a branch calls).
+        return f"when {read.condition}" + (f", then {read.guard}" if read.guard else "")
 
     def _path(self, entry: MroEntry) -> str:
         if not isinstance(entry, ClassRef):

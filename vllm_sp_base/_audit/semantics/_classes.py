@@ -253,6 +253,11 @@ def _none(decided: Known, read: Read) -> bool:
     return not read.conditional and ("==", "None") in decided.get(read.attr, ())
 
 
+def nearest_test(read: Read, first: str | None) -> str | None:
+    """The read's own innermost test, where it is not the first on the way (``first``)."""
+    return read.condition if read.condition is not None and read.condition != first else None
+
+
 @dataclass(slots=True)
 class Reached:
     """A read, and the calls that reach it from where a walk began."""
@@ -265,6 +270,9 @@ class Reached:
     conditional: bool
     condition: str | None = None  # the first test on the way it runs under
     requires: str = ""  # what the tests on the way need of the instance
+    # The test nearest the read, where it is not ``condition`` (``self.a if
+    # self.flag else None``, ``algorithm.is_eagle3() and self.a``): what decides it last.
+    guard: str | None = None
 
     def steps(self) -> tuple[Step, ...]:
         return (*self.chain, Step(self.owner, self.method, self.line))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, walk
+from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, nearest_test, walk
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import (
     FALSE_LITERALS,
@@ -108,7 +108,7 @@ def construct(model: ClassModel) -> Construction:
             ):  # the first read, or the first sure one
                 built.early_reads[event.attr] = Reached(
                     event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
-                    step.condition, step.requires)
+                    step.condition, step.requires, nearest_test(event, step.condition))
             elif not step.caught and event.attr in built.set_through and event.attr not in after_sets:
                 # The first read after something set it: it fails where only an
                 # ``__init__`` run under a test set it, and that test failed.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from vllm_sp_base._audit.semantics._classes import ClassModel, Reached, walk
+from vllm_sp_base._audit.semantics._classes import ClassModel, Reached, nearest_test, walk
 from vllm_sp_base._audit.summaries._events import Known, Read
 
 
@@ -40,7 +40,7 @@ def reach(
             if current is None or (current[1].conditional and not step.conditional):
                 best[event.attr] = (entry, Reached(
                     event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
-                    step.condition, step.requires))
+                    step.condition, step.requires, nearest_test(event, step.condition)))
     return best
 
 
