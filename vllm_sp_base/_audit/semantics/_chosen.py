@@ -62,19 +62,18 @@ def chosen_facts(
         converted = _converted(model, built, attr, not_run)
         if converted is None:
             continue
-        enum, setting = converted
-        node = class_node(model.project, enum)
-        located = model.project.module_file(enum.module)
+        ref, setting = converted
+        node = class_node(model.project, ref)
+        located = model.project.module_file(ref.module)
         source = model.project.source(located[0]) if located and located[0] else None
-        members = _Enum.read(node, source) if node is not None and source is not None else None
-        enum_name = python_name(enum.name)
-        if members is None or not _one_setting(enum_name, setting, spelling(enum_name)):
+        enum = _Enum.read(node, source) if node is not None and source is not None else None
+        if enum is None or not _one_setting(enum.node.name, setting, spelling(enum.node.name)):
             continue
-        chosen = _chosen_for(python_name(first.name), members, spelling(python_name(first.name)))
+        chosen = _chosen_for(python_name(first.name), enum, spelling(python_name(first.name)))
         if not chosen:
             continue
         for predicate in predicates:
-            holds = members.predicate(predicate)
+            holds = enum.predicate(predicate)
             if holds is not None and (chosen <= holds or not chosen & holds):
                 facts[f"{attr}.{predicate}{PREDICATE}"] = [("true" if chosen <= holds else "false", "")]
     return facts
