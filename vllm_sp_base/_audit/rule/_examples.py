@@ -139,6 +139,48 @@ def _workers(factory: str, elsewhere: str = "") -> str:
     return algorithm + textwrap.indent(textwrap.dedent(factory), "    ") + workers + textwrap.dedent(elsewhere)
 
 
+#: sglang's shape: a sub-module's ``__init__`` asserts, under a setting, an
+#: architecture test the class's own name fails (the examples vary the list
+#: and how the sub-module is built).
+def _refusing(listed: str = '"DeepseekV32ForCausalLM"', build: str = "self.self_attn = Attention(config=config)") -> str:
+    return textwrap.dedent("""
+        from torch import nn
+        def is_prefill_cp():
+            return False
+        def is_nsa(config):
+            return config.architectures is not None and config.architectures[0] in [LISTED]
+        def make_layers(count, factory):
+            return nn.ModuleList([factory(i) for i in range(count)])
+        class Attention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.use_nsa = is_nsa(config)
+                self.prefill_cp = is_prefill_cp()
+                if self.prefill_cp:
+                    assert self.use_nsa, "context parallel needs NSA"
+        class DecoderLayer(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                BUILD
+        class DeepseekForCausalLM(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.use_nsa = is_nsa(config)
+                self.prefill_cp = is_prefill_cp()
+                self.layers = make_layers(config.num_hidden_layers, lambda idx: DecoderLayer(config))
+            def forward(self, x):
+                if self.prefill_cp:
+                    return x, self.use_nsa
+                return x
+        class LiteForCausalLM(DeepseekForCausalLM):
+            def __init__(self, config):
+                nn.Module.__init__(self)
+                self.prefill_cp = is_prefill_cp()
+                self.layers = make_layers(config.num_hidden_layers, lambda idx: DecoderLayer(config))
+        EntryClass = [DeepseekForCausalLM, LiteForCausalLM]
+    """).replace("LISTED", listed).replace("BUILD", build)
+
+
 #: Modules on which the rule reports nothing.
 VALID = (
     Example("""
@@ -740,6 +782,7 @@ VALID = (
                 return StandaloneWorker  # chosen only for STANDALONE: never is_eagle3()
             raise ValueError(self)
     """), name="worker-chosen-for-another-value"),
+    Example(_refusing(), name="setting-the-class-is-never-built-with"),
 )
 
 
@@ -1198,4 +1241,9 @@ INVALID = (
         def draft_algorithm(args):
             return Algorithm.from_string(args.draft_algorithm)  # a second setting: two values
     """), (("StandaloneWorker", "use_aux_hidden_state", "warning"),), name="algorithm-read-from-two-settings"),
+    Example(_refusing(listed='"DeepseekV32ForCausalLM", "LiteForCausalLM"'),
+            (("LiteForCausalLM", "use_nsa", "warning"),), name="setting-the-architecture-passes"),
+    Example(_refusing(build="""if config.use_mla:
+                    self.self_attn = Attention(config=config)"""),
+            (("LiteForCausalLM", "use_nsa", "warning"),), name="sub-module-built-under-a-test"),
 )

@@ -26,6 +26,7 @@ from vllm_sp_base._audit.semantics._construction import (
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
 from vllm_sp_base._audit.semantics._outside import filled_from_outside
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
+from vllm_sp_base._audit.semantics._refused import refused_settings
 from vllm_sp_base._audit.semantics._runtime import (
     entry_points_for,
     feature,
@@ -134,6 +135,7 @@ class SkippedInitRead:
         decided = {
             **role_facts(model, tested), **self._constants(model, built, tested, only_skipped),
             **chosen_facts(model, built, tested, only_skipped, self.spelling),
+            **refused_settings(model, built, tested, only_skipped),
         } if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)

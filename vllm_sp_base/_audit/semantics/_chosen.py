@@ -25,12 +25,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from vllm_sp_base._audit.semantics._bound import bound_value
 from vllm_sp_base._audit.semantics._classes import ClassModel
-from vllm_sp_base._audit.semantics._construction import NOT_AFTER_CONSTRUCTION, Construction
+from vllm_sp_base._audit.semantics._construction import Construction
 from vllm_sp_base._audit.semantics._parsed import class_node, parsed
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import PREDICATE
-from vllm_sp_base._audit.summaries._events import Event, Known, Set
+from vllm_sp_base._audit.summaries._events import Known
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 #: Past this many files that spell a name, give up (a name that common is used out of sight).
@@ -85,26 +86,10 @@ def _converted(
     """(the enum, the setting's name) where construction binds ``attr`` once,
     on no condition, to a conversion of a setting (``E.from_string(args.name)``,
     ``E(args.name)``) and no other method of the class binds it."""
-    if attr not in built.surely_set:
+    found = bound_value(model, built, attr, not_run)
+    if found is None:
         return None
-    sets = [(index, event.line) for index, name in built.executed
-            for event in _events(model, index, name) if type(event) is Set and event.attr == attr]
-    if len(sets) != 1:
-        return None
-    spelled = [attr.encode()]
-    for index, info in enumerate(model.infos):
-        if info is None:
-            continue
-        for name, method in info.methods.items():
-            if ((index, name) in built.executed or (index, name) in not_run or name in NOT_AFTER_CONSTRUCTION
-                    or not method.may_name(spelled)):
-                continue
-            if attr in method.sets:
-                return None
-    index, line = sets[0]
-    owner = model.mro[index]
-    assert isinstance(owner, ClassRef)
-    value = _bound_at(model, owner, attr, line)
+    owner, _, value = found
     if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords:
         return None
     func, argument = value.func, value.args[0]
@@ -113,28 +98,6 @@ def _converted(
         return None
     enum = model.project.resolve(owner.module, spelled_enum.id)
     return (enum, argument.attr) if isinstance(enum, ClassRef) else None
-
-
-def _events(model: ClassModel, index: int, name: str) -> list[Event]:
-    info = model.infos[index]
-    method = info.methods.get(name) if info is not None else None
-    return list(method.events) if method is not None else []
-
-
-def _bound_at(model: ClassModel, owner: ClassRef, attr: str, line: int) -> ast.expr | None:
-    """The value ``self.<attr> = value`` binds at ``line`` of ``owner``'s module."""
-    located = model.project.module_file(owner.module)
-    data = model.project.source(located[0]) if located and located[0] else None
-    tree = parsed(data) if data is not None else None
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if (isinstance(target, ast.Attribute) and target.attr == attr and target.lineno == line
-                    and isinstance(target.value, ast.Name) and target.value.id == "self"):
-                return node.value
-    return None
 
 
 def _one_setting(enum: str, setting: str, texts: list[tuple[str, bytes]]) -> bool:

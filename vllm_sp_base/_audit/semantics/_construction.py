@@ -68,6 +68,35 @@ class Construction:
         return self.ran_init(index) or (self.unknown_from is not None and index > self.unknown_from)
 
 
+def bound_once(
+    model: ClassModel, built: Construction, attr: str, not_run: set[tuple[int, str]],
+) -> tuple[int, str, int] | None:
+    """Where construction binds ``attr`` once, on no condition, and no other
+    method of the class may bind it after (``not_run``: methods that never
+    run on the instance): (MRO index, method, line) of that set; else None."""
+    if attr not in built.surely_set or built.sets_any:
+        return None
+    found = []
+    for index, name in built.executed:
+        info = model.infos[index]
+        method = info.methods.get(name) if info is not None else None
+        if method is not None:
+            found += [(index, name, e.line) for e in method.events if type(e) is Set and e.attr == attr]
+    if len(found) != 1:
+        return None
+    spelled = [attr.encode()]
+    for index, info in enumerate(model.infos):
+        if info is None:
+            continue
+        for name, method in info.methods.items():
+            if ((index, name) in built.executed or (index, name) in not_run or name in NOT_AFTER_CONSTRUCTION
+                    or not method.may_name(spelled)):
+                continue
+            if attr in method.sets:
+                return None
+    return found[0]
+
+
 def _set_names(model: ClassModel, step: Executed) -> tuple[str, ...] | None:
     """The attributes a set event binds; None: any attribute."""
     event = step.event

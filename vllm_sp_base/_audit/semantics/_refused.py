@@ -1,0 +1,253 @@
+"""A setting under which the class is never built. sglang builds a model class
+its module lists in ``EntryClass`` for a config whose ``architectures[0]``
+is the class's name (``srt/models/registry.py`` keys them by ``__name__``).
+Where building it also builds a sub-module whose ``__init__``, under a
+process-wide setting, asserts a test of the architecture that this name
+fails::
+
+    self.use_nsa = is_deepseek_nsa(config)           # architectures[0] in [...]
+    self.nsa_enable_prefill_cp = is_nsa_enable_prefill_cp()
+    if self.nsa_enable_prefill_cp:
+        assert self.use_nsa
+
+no instance exists with that setting on: a flag the class binds to the same
+setting (``self.nsa_enable_prefill_cp = is_nsa_enable_prefill_cp()``) is
+False on every built instance, and what runs only under it never runs.
+
+Read from source, only for a flag a finding's way tests. Only what
+construction runs on no condition counts: a sub-module built under a test, a
+setting read with arguments, an assertion of anything but the architecture
+list decide nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from vllm_sp_base._audit.semantics._bound import bound_value, method_node
+from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.semantics._construction import Construction, construct
+from vllm_sp_base._audit.semantics._parsed import parsed
+from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.summaries._events import Import, Known
+from vllm_sp_base._audit.summaries._summaries import python_name
+
+#: How far construction is followed into the sub-modules it builds, and how many classes at most.
+MAX_DEPTH = 5
+MAX_CLASSES = 60
+_ENTRY_CLASS = "EntryClass"
+
+
+def refused_settings(
+    model: ClassModel, built: Construction, tested: set[str], not_run: set[tuple[int, str]],
+) -> Known:
+    """What the settings that make construction fail decide of ``tested``:
+    a flag construction binds on no condition to such a setting is false."""
+    first = model.mro[0]
+    if not isinstance(first, ClassRef) or built.sets_any:
+        return {}
+    flags: dict[str, str] = {}
+    for attr in tested:
+        if attr.isidentifier():
+            setting = _setting_bound(model, built, attr, not_run)
+            if setting is not None:
+                flags[attr] = setting
+    if not flags or not _entry_class(model.project, first):
+        return {}
+    refused = _refused(model.project, first, python_name(first.name), set(flags.values()))
+    return {attr: [("false", "")] for attr, setting in flags.items() if setting in refused}
+
+
+def _setting_bound(
+    model: ClassModel, built: Construction, attr: str, not_run: set[tuple[int, str]],
+) -> str | None:
+    """The setting (a function's absolute name) construction binds ``attr``
+    to, once (``self.flag = is_enabled()``, no arguments), and nothing binds after."""
+    found = bound_value(model, built, attr, not_run)
+    if found is None:
+        return None
+    owner, function, value = found
+    return _setting(model.project, owner.module, value, _local_imports(function))
+
+
+def _local_imports(function: ast.FunctionDef) -> dict[str, Import]:
+    """The names a function binds by its own ``from m import name`` (sglang
+    imports a setting's function inside ``__init__``)."""
+    return {
+        alias.asname or alias.name: Import(node.level, node.module, alias.name)
+        for node in ast.walk(function) if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def _setting(project: Project, module: str, value: ast.expr, local: dict[str, Import]) -> str | None:
+    """The absolute name of the function ``value`` calls with no arguments."""
+    if isinstance(value, ast.Call) and not value.args and not value.keywords and isinstance(value.func, ast.Name):
+        return _function(project, module, value.func.id, local)
+    return None
+
+
+def _function(project: Project, module: str, name: str, local: dict[str, Import]) -> str | None:
+    """``name``'s absolute dotted name in ``module``: through its imports (or
+    the function's own, ``local``), or a function the module defines."""
+    found = project.origin(module, name, local)
+    if found is not None:
+        return found
+    tree = _module_tree(project, module)
+    if tree is not None and any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body):
+        return f"{module}.{name}"
+    return None
+
+
+def _entry_class(project: Project, ref: ClassRef) -> bool:
+    """Whether the class's module lists it in ``EntryClass`` (sglang's
+    registry: built for a config whose ``architectures[0]`` is its name)."""
+    tree = _module_tree(project, ref.module)
+    if tree is None:
+        return False
+    name = python_name(ref.name)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == _ENTRY_CLASS):
+            listed = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+            return any(isinstance(item, ast.Name) and item.id == name for item in listed)
+    return False
+
+
+def _refused(project: Project, start: ClassRef, architecture: str, settings: set[str]) -> set[str]:
+    """Of ``settings``, those under which building ``start`` fails: a class it
+    builds on no condition (itself included, as deep as ``MAX_DEPTH``)
+    asserts, under the setting, an architecture test ``architecture`` fails."""
+    found: set[str] = set()
+    seen = {start}
+    todo = [(start, 0)]
+    while todo and len(seen) <= MAX_CLASSES:
+        ref, depth = todo.pop()
+        model = ClassModel(project, ref)
+        built = construct(model)
+        if built.raises or built.sets_any:
+            continue
+        for (index, name), conditional in built.executed.items():
+            owner = model.mro[index]
+            if conditional or not isinstance(owner, ClassRef):
+                continue
+            function = method_node(project, owner, name)
+            if function is None:
+                continue
+            found |= _asserted(project, owner.module, function, architecture) & settings
+            if depth < MAX_DEPTH:
+                for target in _builds(project, owner.module, function):
+                    if target not in seen:
+                        seen.add(target)
+                        todo.append((target, depth + 1))
+    return found
+
+
+def _asserted(project: Project, module: str, function: ast.FunctionDef, architecture: str) -> set[str]:
+    """The settings under which ``function`` (run on no condition) asserts an
+    architecture test ``architecture`` fails: ``if self.flag: assert
+    self.test`` or ``assert test(config)``, with ``self.flag = setting()`` and
+    ``self.test = test(config)`` bound before, on no condition."""
+    local = _local_imports(function)
+    settings: dict[str, str] = {}  # self attribute -> setting
+    tests: dict[str, bool] = {}  # self attribute -> the architecture test passes
+    found: set[str] = set()
+    for statement in function.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            attr = _self_attr(statement.targets[0])
+            if attr is None:
+                continue
+            setting = _setting(project, module, statement.value, local)
+            if setting is not None:
+                settings[attr] = setting
+            passes = _architecture_test(project, module, statement.value, architecture, local)
+            if passes is not None:
+                tests[attr] = passes
+        elif isinstance(statement, ast.If) and not statement.orelse:
+            flag = _self_attr(statement.test)
+            setting = settings.get(flag) if flag is not None else _setting(project, module, statement.test, local)
+            if setting is None:
+                continue
+            for inner in statement.body:
+                if isinstance(inner, ast.Assert):
+                    name = _self_attr(inner.test)
+                    passes = tests.get(name) if name is not None else _architecture_test(
+                        project, module, inner.test, architecture, local)
+                    if passes is False:
+                        found.add(setting)
+    return found
+
+
+def _architecture_test(
+    project: Project, module: str, value: ast.expr, architecture: str, local: dict[str, Import],
+) -> bool | None:
+    """Whether ``value``, a call ``test(config)`` of a function whose one
+    ``return`` is a conjunction holding ``architectures[0] in [names]``,
+    passes for a config built as ``architecture``: False where the name is
+    not listed; None where that is not what it is."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1
+            and isinstance(value.args[0], ast.Name) and value.args[0].id == "config" and not value.keywords):
+        return None
+    origin = _function(project, module, value.func.id, local)
+    if origin is None:
+        return None
+    where, _, name = origin.rpartition(".")
+    tree = _module_tree(project, where)
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None) \
+        if tree is not None else None
+    if function is None:
+        return None
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    result = returns[0].value
+    conjuncts = result.values if isinstance(result, ast.BoolOp) and isinstance(result.op, ast.And) else [result]
+    for term in conjuncts:
+        listed = _listed_architectures(term)
+        if listed is not None and architecture not in listed:
+            return False
+    return None
+
+
+def _listed_architectures(term: ast.expr) -> set[str] | None:
+    """The names of ``architectures[0] in ["A", "B"]``; None for any other test."""
+    if not (isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.In)):
+        return None
+    left, right = term.left, term.comparators[0]
+    if not (isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Constant) and left.slice.value == 0):
+        return None
+    holder = left.value
+    named = holder.id if isinstance(holder, ast.Name) else holder.attr if isinstance(holder, ast.Attribute) else None
+    if named != "architectures" or not isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+        return None
+    names = {e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return names if len(names) == len(right.elts) else None
+
+
+def _builds(project: Project, module: str, function: ast.FunctionDef) -> Iterator[ClassRef]:
+    """The classes ``function`` builds on no condition: calls in its
+    top-level statements (a lambda passed along there included: a layer
+    factory), not under a test, a loop or a handler."""
+    for statement in function.body:
+        if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.With)):
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.IfExp, ast.BoolOp)):
+                break  # a build inside may not run: the rest of this statement is not followed
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                target = project.resolve(module, ast.unparse(node.func))
+                if isinstance(target, ClassRef):
+                    yield target
+
+
+def _self_attr(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _module_tree(project: Project, module: str) -> ast.Module | None:
+    located = project.module_file(module)
+    data = project.source(located[0]) if located and located[0] else None
+    return parsed(data) if data is not None else None
