@@ -37,6 +37,7 @@ from vllm_sp_base._audit.summaries._summaries import python_name
 MAX_DEPTH = 5
 MAX_CLASSES = 60
 _ENTRY_CLASS = "EntryClass"
+_ARCHITECTURES = "architectures"
 
 
 def refused_settings(
@@ -194,8 +195,9 @@ def _architecture_test(
         return None
     where, _, name = origin.rpartition(".")
     tree = _module_tree(project, where)
-    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None) \
-        if tree is not None else None
+    if tree is None:
+        return None
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
     if function is None:
         return None
     returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
@@ -204,25 +206,56 @@ def _architecture_test(
     result = returns[0].value
     conjuncts = result.values if isinstance(result, ast.BoolOp) and isinstance(result.op, ast.And) else [result]
     for term in conjuncts:
-        listed = _listed_architectures(term)
+        listed = _listed_architectures(term, function, tree)
         if listed is not None and architecture not in listed:
             return False
     return None
 
 
-def _listed_architectures(term: ast.expr) -> set[str] | None:
-    """The names of ``architectures[0] in ["A", "B"]``; None for any other test."""
+def _listed_architectures(term: ast.expr, function: ast.FunctionDef, tree: ast.Module) -> set[str] | None:
+    """The names of ``architectures[0] in ["A", "B"]`` (the first
+    architecture read as ``_first_architecture`` says) in ``function`` of the
+    module ``tree``; None for any other test."""
     if not (isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.In)):
         return None
-    left, right = term.left, term.comparators[0]
-    if not (isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Constant) and left.slice.value == 0):
-        return None
-    holder = left.value
-    named = holder.id if isinstance(holder, ast.Name) else holder.attr if isinstance(holder, ast.Attribute) else None
-    if named != "architectures" or not isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+    right = term.comparators[0]
+    if not (isinstance(right, (ast.List, ast.Tuple, ast.Set)) and _first_architecture(term.left, function, tree)):
         return None
     names = {e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
     return names if len(names) == len(right.elts) else None
+
+
+def _first_architecture(value: ast.expr, function: ast.FunctionDef, tree: ast.Module, depth: int = 0) -> bool:
+    """Whether ``value`` is the config's first architecture, or None:
+    ``config.architectures[0]``, ``archs[0]`` of a name ``function`` binds
+    from ``architectures``, ``... if archs else None``, or a call of a
+    function of the module whose one ``return`` is such (``_hf_arch(config)``)."""
+    if isinstance(value, ast.IfExp):
+        return (_first_architecture(value.body, function, tree, depth)
+                and isinstance(value.orelse, ast.Constant) and value.orelse.value is None)
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and value.slice.value == 0:
+        holder = value.value
+        if isinstance(holder, ast.Attribute):
+            return holder.attr == _ARCHITECTURES
+        if isinstance(holder, ast.Name):
+            return holder.id == _ARCHITECTURES or any(
+                isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == holder.id for t in node.targets)
+                and _names_architectures(node.value) for node in ast.walk(function))
+        return False
+    if (depth < 2 and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1
+            and not value.keywords):
+        helper = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == value.func.id), None)
+        returns = [n for n in ast.walk(helper) if isinstance(n, ast.Return)] if helper is not None else []
+        return (helper is not None and len(returns) == 1 and returns[0].value is not None
+                and _first_architecture(returns[0].value, helper, tree, depth + 1))
+    return False
+
+
+def _names_architectures(value: ast.expr) -> bool:
+    """Whether ``value`` reads a config's ``architectures`` (an attribute, or
+    the key / name in ``config.get("architectures")``, ``getattr(config, "architectures", None)``)."""
+    return any((isinstance(n, ast.Attribute) and n.attr == _ARCHITECTURES)
+               or (isinstance(n, ast.Constant) and n.value == _ARCHITECTURES) for n in ast.walk(value))
 
 
 def _builds(project: Project, module: str, function: ast.FunctionDef) -> Iterator[ClassRef]:
