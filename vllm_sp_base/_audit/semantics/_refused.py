@@ -159,25 +159,47 @@ def _asserted(project: Project, module: str, function: ast.FunctionDef, architec
             attr = _self_attr(statement.targets[0])
             if attr is None:
                 continue
+            settings.pop(attr, None)
+            tests.pop(attr, None)
             setting = _setting(project, module, statement.value, local)
             if setting is not None:
                 settings[attr] = setting
             passes = _architecture_test(project, module, statement.value, architecture, local)
             if passes is not None:
                 tests[attr] = passes
-        elif isinstance(statement, ast.If) and not statement.orelse:
+            continue
+        if isinstance(statement, ast.If) and not statement.orelse:
             flag = _self_attr(statement.test)
             setting = settings.get(flag) if flag is not None else _setting(project, module, statement.test, local)
-            if setting is None:
-                continue
-            for inner in statement.body:
-                if isinstance(inner, ast.Assert):
-                    name = _self_attr(inner.test)
-                    passes = tests.get(name) if name is not None else _architecture_test(
-                        project, module, inner.test, architecture, local)
-                    if passes is False:
-                        found.add(setting)
+            asserted = [inner.test for inner in statement.body if isinstance(inner, ast.Assert)]
+            if setting is not None and any(
+                (tests.get(name) if (name := _self_attr(test)) is not None
+                 else _architecture_test(project, module, test, architecture, local)) is False
+                for test in asserted
+            ):
+                found.add(setting)
+        # What a block binds under its own tests may change a flag; after a
+        # way out (``return``, ``raise``) what follows may not run.
+        for node in _outside_nested_functions(statement):
+            if isinstance(node, (ast.Return, ast.Raise)):
+                return found
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    attr = _self_attr(target)
+                    if attr is not None:
+                        settings.pop(attr, None)
+                        tests.pop(attr, None)
     return found
+
+
+def _outside_nested_functions(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of ``statement`` but those of functions and lambdas it defines (they run elsewhere)."""
+    todo: list[ast.AST] = [statement]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                    if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
 
 
 def _architecture_test(
