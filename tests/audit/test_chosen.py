@@ -189,3 +189,11 @@ def test_a_predicate_on_what_the_instance_holds_is_a_requirement() -> None:
     assert _requirements("not self.algorithm.is_eagle3()") == ["!algorithm.is_eagle3()"]
     assert _requirements("self.algorithm.is_eagle3(x)") == []  # arguments: no predicate of the value alone
     assert _requirements("other.is_eagle3()") == []
+
+
+def test_a_factory_of_thousands_of_branches_is_read_without_a_crash(tmp_path: Path) -> None:
+    branches = "".join(f"        elif self.is_eagle3() and server_args.x{i}:\n            return EagleWorker\n"
+                       for i in range(2000))
+    factory = ALGORITHM.replace("        elif self.is_eagle():\n", branches + "        elif self.is_eagle():\n")
+    assert factory.count("elif") > 2000
+    assert _warned(_project(tmp_path, spec_info=factory)) == set()

@@ -290,10 +290,21 @@ def _builds(project: Project, module: str, function: ast.FunctionDef) -> Iterato
         for node in ast.walk(statement):
             if isinstance(node, (ast.IfExp, ast.BoolOp)):
                 break  # a build inside may not run: the rest of this statement is not followed
-            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-                target = project.resolve(module, ast.unparse(node.func))
-                if isinstance(target, ClassRef):
-                    yield target
+            dotted = _dotted(node.func) if isinstance(node, ast.Call) else None
+            target = project.resolve(module, dotted) if dotted is not None else None
+            if isinstance(target, ClassRef):
+                yield target
+
+
+def _dotted(node: ast.expr, most: int = 8) -> str | None:
+    """``a.b.C`` for a dotted name of at most ``most`` parts (walked, not recursed)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute) and len(parts) < most:
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _self_attr(node: ast.expr) -> str | None:
