@@ -46,7 +46,7 @@ def refused_settings(
     """What the settings that make construction fail decide of ``tested``:
     a flag construction binds on no condition to such a setting is false."""
     first = model.mro[0]
-    if not isinstance(first, ClassRef) or built.sets_any:
+    if not isinstance(first, ClassRef) or built.sets_any or not _entry_class(model.project, first):
         return {}
     flags: dict[str, str] = {}
     for attr in tested:
@@ -54,7 +54,7 @@ def refused_settings(
             setting = _setting_bound(model, built, attr, not_run)
             if setting is not None:
                 flags[attr] = setting
-    if not flags or not _entry_class(model.project, first):
+    if not flags:
         return {}
     refused = _refused(model.project, first, python_name(first.name), set(flags.values()))
     return {attr: [("false", "")] for attr, setting in flags.items() if setting in refused}
