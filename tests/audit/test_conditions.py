@@ -106,3 +106,32 @@ def test_a_guard_inside_the_read_is_said_after_the_first_test(tmp_path: Path) ->
     (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
     assert (finding.attribute, finding.condition) == ("block_size", "when self.on_cpu, then self.is_fp8")
     assert finding.message.endswith("(when self.on_cpu, then self.is_fp8)")
+
+
+def test_a_read_in_a_loop_under_no_test_says_the_loop(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Identity()])
+                self.aux_layers = ()
+            def forward(self, x):
+                out = []
+                for i, layer in enumerate(self.layers):
+                    if i in self.aux_layers:
+                        out.append(x)
+                    x = layer(x)
+                return x, [self.scale(o) for o in out]
+            def scale(self, x):
+                return x
+
+        class Draft(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.layers = nn.ModuleList([nn.Identity()])
+    """))
+    (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
+    assert (finding.attribute, finding.severity, finding.condition) == (
+        "aux_layers", "warning", "when looping over enumerate(self.layers)")

@@ -65,6 +65,13 @@ CONDITION_CHARS = 160
 LITERAL_TYPES = (bool, type(None), int, float, str)
 
 
+def looping_over(iterable: ast.expr) -> str:
+    """What a read in a loop's body runs under where no test encloses it: the
+    loop running at all (``looping over self.layers``)."""
+    text = f"looping over {ast.unparse(iterable)}"
+    return text if len(text) <= CONDITION_CHARS else text[:CONDITION_CHARS - 3] + "..."
+
+
 class EnclosingTests:
     """A stack of (test, the truth it needs), as a visitor enters branches."""
 

@@ -12,6 +12,7 @@ from vllm_sp_base._audit.summaries._conditions import (
     EnclosingTests,
     empty_sequence,
     looked_up_key,
+    looping_over,
 )
 from vllm_sp_base._audit.summaries._events import (
     REQUIREMENT_SEPARATOR,
@@ -97,6 +98,9 @@ class MethodVisitor(ast.NodeVisitor):
         self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
         self.guarded: set[str] = set()  # ``hasattr(self, "a")``, ``"a" in self.__dict__``
         self.loop_names: dict[str, str | tuple[str, ...]] = {}  # loop variable -> its names
+        # What the enclosing loops iterate: said where a read sits under no
+        # test but a loop's body (``for layer in self.layers: ... self.aux``).
+        self.loops: list[ast.expr] = []
         # Functions and lambdas the method defines: their bodies run where they are called.
         self.local_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] = {}
         self.inlining: set[str] = set()  # local functions being followed (recursion ends)
@@ -138,6 +142,8 @@ class MethodVisitor(ast.NodeVisitor):
     def _read(self, attr: str, node: ast.expr, deref: bool = False) -> None:
         if not self.catching:
             condition, requires = self.tests.current()
+            if condition is None and self.loops:
+                condition = looping_over(self.loops[-1])
             self.events.append(Read(
                 attr, self._line(node), node.col_offset, self.depth > 0, condition, requires, deref))
 
@@ -219,12 +225,15 @@ class MethodVisitor(ast.NodeVisitor):
         elif names is None and isinstance(node.iter, ast.Attribute) and self._is_self(node.iter.value):
             names = "." + node.iter.attr  # a class-level constant, through the MRO
         variable = node.target.id if isinstance(node.target, ast.Name) else None
+        self.loops.append(node.iter)
         if variable is None or names is None:
             self._branch([node.target, *node.body, *node.orelse])
+            self.loops.pop()
             return
         saved = self.loop_names.get(variable)
         self.loop_names[variable] = names
         self._branch([node.target, *node.body, *node.orelse])
+        self.loops.pop()
         if saved is None:
             del self.loop_names[variable]
         else:
@@ -273,7 +282,9 @@ class MethodVisitor(ast.NodeVisitor):
             parts += [node.key, node.value]
         else:
             parts.append(node.elt)
+        self.loops.append(first.iter)
         self._branch(parts)
+        self.loops.pop()
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
