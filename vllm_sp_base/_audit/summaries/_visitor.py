@@ -101,6 +101,7 @@ class MethodVisitor(ast.NodeVisitor):
         # What the enclosing loops iterate: said where a read sits under no
         # test but a loop's body (``for layer in self.layers: ... self.aux``).
         self.loops: list[ast.expr] = []
+        self._looping: dict[int, str] = {}  # id of a loop's iterable -> its text, once asked
         # Functions and lambdas the method defines: their bodies run where they are called.
         self.local_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] = {}
         self.inlining: set[str] = set()  # local functions being followed (recursion ends)
@@ -143,7 +144,10 @@ class MethodVisitor(ast.NodeVisitor):
         if not self.catching:
             condition, requires = self.tests.current()
             if condition is None and self.loops:
-                condition = looping_over(self.loops[-1])
+                iterable = self.loops[-1]
+                condition = self._looping.get(id(iterable))
+                if condition is None:
+                    condition = self._looping[id(iterable)] = looping_over(iterable)
             self.events.append(Read(
                 attr, self._line(node), node.col_offset, self.depth > 0, condition, requires, deref))
 
