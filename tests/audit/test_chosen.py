@@ -129,7 +129,13 @@ def test_a_worker_chosen_for_another_value_never_passes_the_predicate(tmp_path: 
     # the enum looked up from data: any value
     {"lookup": "from pkg.spec_info import Algorithm\n"
                "def pick(name):\n    return Algorithm[name]\n"},
-], ids=["built-elsewhere", "named-in-a-string", "second-setting", "looked-up"])
+    # built under another name
+    {"renamed": "from pkg.standalone import StandaloneWorker as Worker\nWORKER = Worker(None)\n"},
+    # converted under another name
+    {"renamed_enum": "from pkg.spec_info import Algorithm as Algo\n"
+                     "def draft(args):\n    return Algo.from_string(args.draft_algorithm)\n"},
+], ids=["built-elsewhere", "named-in-a-string", "second-setting", "looked-up", "built-renamed",
+        "converted-renamed"])
 def test_anything_else_that_may_choose_the_value_decides_nothing(tmp_path: Path, extra: dict[str, str]) -> None:
     assert _warned(_project(tmp_path, **extra)) == {("StandaloneWorker", "use_aux_hidden_state")}
 

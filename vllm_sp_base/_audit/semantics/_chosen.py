@@ -112,6 +112,8 @@ def _one_setting(enum: str, setting: str, texts: list[tuple[str, bytes]]) -> boo
         if tree is None:
             return False
         for node in ast.walk(tree):
+            if _renamed(node, enum):
+                return False  # used under another name: its conversions are out of sight
             if isinstance(node, ast.Call):
                 func = node.func.value if isinstance(node.func, ast.Attribute) else node.func
                 if not (isinstance(func, ast.Name) and func.id == enum):
@@ -307,7 +309,15 @@ def _chosen_for(class_name: str, enum: _Enum, texts: list[tuple[str, bytes]]) ->
                 return None
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and class_name in node.value:
                 return None  # named in a string: a registry may build it
+            if _renamed(node, class_name):
+                return None  # imported under another name: built out of sight
     return members
+
+
+def _renamed(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` imports ``name`` under another name (``import ... as``)."""
+    return isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+        alias.name.rsplit(".", 1)[-1] == name and alias.asname not in (None, name) for alias in node.names)
 
 
 def _docstring(statement: ast.stmt) -> bool:
