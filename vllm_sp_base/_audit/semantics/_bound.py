@@ -8,8 +8,8 @@ import ast
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import Construction, bound_once
-from vllm_sp_base._audit.semantics._parsed import class_node
-from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.semantics._parsed import method_node
+from vllm_sp_base._audit.semantics._project import ClassRef
 
 
 def bound_value(
@@ -34,11 +34,3 @@ def bound_value(
                     and isinstance(target.value, ast.Name) and target.value.id == "self"):
                 return owner, function, node.value
     return None
-
-
-def method_node(project: Project, owner: ClassRef, name: str) -> ast.FunctionDef | None:
-    """The definition of ``owner``'s method ``name`` in its module's parse."""
-    node = class_node(project, owner)
-    if node is None:
-        return None
-    return next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from vllm_sp_base._audit.semantics._bound import bound_value
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import Construction
-from vllm_sp_base._audit.semantics._parsed import class_node, parsed
+from vllm_sp_base._audit.semantics._parsed import class_node, module_source, parsed
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import PREDICATE
 from vllm_sp_base._audit.summaries._events import Known
@@ -65,8 +65,7 @@ def chosen_facts(
             continue
         ref, setting = converted
         node = class_node(model.project, ref)
-        located = model.project.module_file(ref.module)
-        source = model.project.source(located[0]) if located and located[0] else None
+        source = module_source(model.project, ref.module)
         enum = _Enum.read(node, source) if node is not None and source is not None else None
         if enum is None or not _one_setting(enum.node.name, setting, spelling(enum.node.name)):
             continue

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
-from vllm_sp_base._audit.semantics._parsed import class_node, parsed
+from vllm_sp_base._audit.semantics._parsed import class_node, method_node, module_tree
 from vllm_sp_base._audit.semantics._project import ClassRef
 
 #: The modalities vLLM's models take, as their ``embed_multimodal`` loops name
@@ -112,8 +112,7 @@ def _supplies(model: ClassModel, processor: ClassRef, key: str) -> bool | None:
         method = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == _FIELDS), None)
         if method is None:
             continue
-        located = owner.project.module_file(entry.module)
-        tree = parsed(owner.project.source(located[0]) or b"") if located and located[0] else None
+        tree = module_tree(owner.project, entry.module)
         if tree is None:
             return None
         named = _names_field(tree, method, key, set())
@@ -175,9 +174,7 @@ def _declared(model: ClassModel, info: ClassRef) -> frozenset[str] | None:
         return None
     defining = owner.mro[found[0]]
     assert isinstance(defining, ClassRef)
-    node = class_node(owner.project, defining)
-    method = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == _LIMITS), None) \
-        if node is not None else None
+    method = method_node(owner.project, defining, _LIMITS)
     if method is None:
         return None
     returns = [n for n in ast.walk(method) if isinstance(n, ast.Return)]

@@ -21,17 +21,33 @@ def parsed(data: bytes) -> ast.Module | None:
         return None
 
 
+def module_source(project: Project, module: str) -> bytes | None:
+    """The bytes of ``module``'s file, as the run read them; None where it has none."""
+    located = project.module_file(module)
+    return project.source(located[0]) if located and located[0] else None
+
+
+def module_tree(project: Project, module: str) -> ast.Module | None:
+    """``module``'s one parse; None where its source is not at hand or does not parse."""
+    data = module_source(project, module)
+    return parsed(data) if data is not None else None
+
+
 def class_node(project: Project, entry: ClassRef) -> ast.ClassDef | None:
     """The definition of the class ``entry`` in its module's parse; None
     where its source is not at hand or does not parse."""
     info = project.class_info(entry)
-    located = project.module_file(entry.module)
-    if info is None or located is None or not located[0]:
-        return None
-    data = project.source(located[0])
-    tree = parsed(data) if data is not None else None
-    if tree is None:
+    tree = module_tree(project, entry.module) if info is not None else None
+    if info is None or tree is None:
         return None
     name = python_name(entry.name)
     return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
                  and n.name == name and n.lineno == info.line), None)
+
+
+def method_node(project: Project, owner: ClassRef, name: str) -> ast.FunctionDef | None:
+    """The definition of ``owner``'s method ``name`` in its module's parse."""
+    node = class_node(project, owner)
+    if node is None:
+        return None
+    return next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)

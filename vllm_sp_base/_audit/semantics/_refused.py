@@ -25,10 +25,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from vllm_sp_base._audit.semantics._bound import bound_value, method_node
+from vllm_sp_base._audit.semantics._bound import bound_value
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import Construction, construct
-from vllm_sp_base._audit.semantics._parsed import parsed
+from vllm_sp_base._audit.semantics._parsed import method_node, module_tree
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.summaries._events import Import, Known
 from vllm_sp_base._audit.summaries._summaries import python_name
@@ -95,7 +95,7 @@ def _function(project: Project, module: str, name: str, local: dict[str, Import]
     found = project.origin(module, name, local)
     if found is not None:
         return found
-    tree = _module_tree(project, module)
+    tree = module_tree(project, module)
     if tree is not None and any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body):
         return f"{module}.{name}"
     return None
@@ -104,7 +104,7 @@ def _function(project: Project, module: str, name: str, local: dict[str, Import]
 def _entry_class(project: Project, ref: ClassRef) -> bool:
     """Whether the class's module lists it in ``EntryClass`` (sglang's
     registry: built for a config whose ``architectures[0]`` is its name)."""
-    tree = _module_tree(project, ref.module)
+    tree = module_tree(project, ref.module)
     if tree is None:
         return False
     name = python_name(ref.name)
@@ -216,7 +216,7 @@ def _architecture_test(
     if origin is None:
         return None
     where, _, name = origin.rpartition(".")
-    tree = _module_tree(project, where)
+    tree = module_tree(project, where)
     if tree is None:
         return None
     function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
@@ -311,9 +311,3 @@ def _self_attr(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return node.attr
     return None
-
-
-def _module_tree(project: Project, module: str) -> ast.Module | None:
-    located = project.module_file(module)
-    data = project.source(located[0]) if located and located[0] else None
-    return parsed(data) if data is not None else None
