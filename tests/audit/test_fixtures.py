@@ -144,6 +144,32 @@ def test_an_attribute_set_by_a_helper_names_the_init_that_runs_it(tmp_path: Path
     assert "Model skips m.Root.__init__ (via Model), which sets self.audio at" in finding.message
 
 
+def test_a_set_in_another_file_is_placed_in_that_file(tmp_path: Path) -> None:
+    """The line of a set is the file's of the method that holds it (a
+    parent's ``__init__`` the skipped one chains to), not the skipped class's."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(
+        "class Module:\n    pass\n"
+        "class PreTrained(Module):\n"
+        "    def __init__(self, config):\n        super().__init__()\n        self.config = config\n"
+        "    def post_init(self):\n        return self.config\n")
+    (package / "mixtral.py").write_text(
+        "from pkg.base import PreTrained\n\n\n"
+        "class Mixtral(PreTrained):\n    def __init__(self, config):\n        super().__init__(config)\n"
+        "        self.post_init()\n")
+    (package / "ernie.py").write_text(
+        "from pkg.base import Module\nfrom pkg.mixtral import Mixtral\n\n\n"
+        "class Ernie(Mixtral):\n    def __init__(self, config):\n        Module.__init__(self)\n"
+        "        self.post_init()\n")
+    (finding,) = audit([str(package)], cache=Cache(None, False)).findings
+    assert (finding.skipped_init, finding.attribute) == ("pkg.mixtral.Mixtral", "config")
+    assert (Path(finding.set_path).name, finding.set_line) == ("base.py", 6)
+    assert Path(finding.skipped_path).name == "mixtral.py"
+    assert "which sets self.config at pkg/base.py:6, but" in finding.message
+
+
 def test_inputs_that_cannot_be_read_are_said_with_why(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()

@@ -1,8 +1,10 @@
 """A setting under which the class is never built (``semantics/_refused``):
 a sub-module's ``__init__`` asserts, under the setting, an architecture test
 the class's registered name fails; a flag the class binds to that setting is
-then False on every built instance. Across modules, as sglang spells it; any
-weaker link decides nothing."""
+then False on every built instance, and so is a call of a function true only
+under it (``semantics/_settings``), on an inner model only registered
+classes build. Across modules, as sglang spells it; any weaker link decides
+nothing."""
 
 from __future__ import annotations
 
@@ -13,8 +15,12 @@ from pathlib import Path
 import pytest
 
 from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit.semantics._project import Project
 from vllm_sp_base._audit.semantics._refused import _listed_architectures
+from vllm_sp_base._audit.semantics._settings import needed_setting
 from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries._summaries import ModuleInfo
+from vllm_sp_base._audit.summaries._summarize import summarize
 
 UTILS = textwrap.dedent("""
     from pkg.settings import server_args
@@ -150,3 +156,136 @@ def test_only_a_literal_list_of_names_is_an_architecture_test(test: str, listed:
     """))
     function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "test")
     assert _listed_architectures(ast.parse(test, mode="eval").body, function, tree) == listed
+
+
+# A function of the batch, true only with the setting (``semantics/_settings``).
+
+_SETTINGS_MODULE = textwrap.dedent("""
+    from pkg.flags import is_prefill_cp as imported_setting
+
+    def is_prefill_cp():
+        return server_args.enable_prefill_cp
+
+    def is_other():
+        return server_args.other
+""")
+
+
+@pytest.mark.parametrize(("body", "count", "needed"), [
+    # the parameter left None takes the setting, and the true return needs it
+    ("""
+     def f(batch, enabled=None):
+         if enabled is None:
+             enabled = is_prefill_cp()
+         if batch.meta is not None and enabled and batch.extend:
+             return True
+         else:
+             return False
+     """, 1, "m.is_prefill_cp"),
+    ("def f(batch):\n    return batch.ready and is_prefill_cp()\n", 1, "m.is_prefill_cp"),
+    ("def f(batch):\n    if not is_prefill_cp():\n        return False\n    return batch.ready\n", 1, "m.is_prefill_cp"),
+    ("def f():\n    on = imported_setting()\n    if on:\n        return 1\n", 0, "pkg.flags.is_prefill_cp"),
+    # given the parameter, the caller decides
+    ("""
+     def f(batch, enabled=None):
+         if enabled is None:
+             enabled = is_prefill_cp()
+         return batch.ready and enabled
+     """, 2, None),
+    ("def f(batch):\n    return batch.ready or is_prefill_cp()\n", 1, None),
+    ("def f(batch):\n    on = is_prefill_cp()\n    on = batch.on\n    return batch.ready and on\n", 1, None),
+    ("def f(batch):\n    for b in batch:\n        return b\n    return is_prefill_cp()\n", 1, None),
+    ("def f(batch):\n    if batch.a:\n        return is_prefill_cp()\n    return batch.b and is_other()\n", 1, None),
+    ("def f(batch):\n    return is_prefill_cp(batch)\n", 1, None),
+    ("def f(batch):\n    if batch.ok:\n        return False\n", 1, None),  # never true: nothing to say
+    ("def f(*batch):\n    return is_prefill_cp()\n", 1, None),
+])
+def test_a_setting_is_needed_only_where_every_true_return_runs_under_it(
+    tmp_path: Path, body: str, count: int, needed: str | None,
+) -> None:
+    (tmp_path / "m.py").write_text(_SETTINGS_MODULE)
+
+    def load(path: str, is_package: bool) -> ModuleInfo | None:
+        return summarize(Path(path).read_bytes(), path, is_package)
+
+    project = Project([str(tmp_path)], load, text=lambda path: Path(path).read_bytes())
+    function = ast.parse(textwrap.dedent(body)).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert needed_setting(project, "m", function, count) == needed
+
+
+NSA_UTILS = textwrap.dedent("""
+    from pkg.utils import is_prefill_cp
+
+    def uses_prefill_cp(batch, enabled=None):
+        if enabled is None:
+            enabled = is_prefill_cp()
+        if batch.meta is not None and enabled:
+            return True
+        else:
+            return False
+""")
+
+MODEL = textwrap.dedent("""
+    from torch import nn
+
+    from pkg.attention import Attention
+    from pkg.nsa import uses_prefill_cp
+
+    class DeepseekModel(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.cp_size = 2
+            self.layers = nn.ModuleList([Attention(config)])
+
+        def forward(self, x, batch):
+            if uses_prefill_cp(batch):
+                return x, self.cp_size
+            return x
+""")
+
+EAGLE = textwrap.dedent("""
+    from torch import nn
+
+    from pkg.attention import Attention
+    from pkg.model import DeepseekModel
+
+    class EagleModel(DeepseekModel):
+        def __init__(self, config):
+            nn.Module.__init__(self)
+            self.layers = nn.ModuleList([Attention(config)])
+
+    class EagleForCausalLM(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.model = EagleModel(config)
+
+    EntryClass = [EagleForCausalLM]
+""")
+
+
+def _inner_warned(tmp_path: Path, **changed: str) -> set[tuple[str, str]]:
+    return _warned(tmp_path, **{"deepseek": "", "lite": "", "nsa": NSA_UTILS, "model": MODEL, "eagle": EAGLE,
+                                **changed})
+
+
+def test_a_call_true_only_under_a_setting_every_build_refuses_is_false(tmp_path: Path) -> None:
+    assert _inner_warned(tmp_path) == set()
+
+
+@pytest.mark.parametrize("changed", [
+    # the builder's name passes the architecture test
+    {"utils": UTILS.replace('["DeepseekV32ForCausalLM"]', '["DeepseekV32ForCausalLM", "EagleForCausalLM"]')},
+    # the inner model is named elsewhere: it may be built for another architecture
+    {"other": "from pkg.eagle import EagleModel\n\nMODELS = [EagleModel]\n"},
+    # built by a class that is not registered
+    {"eagle": EAGLE.replace("EntryClass = [EagleForCausalLM]", "")},
+    # the method binds the function's name itself
+    {"model": MODEL.replace("        if uses_prefill_cp(batch):",
+                            "        uses_prefill_cp = batch.uses\n        if uses_prefill_cp(batch):")},
+    # the function is true without the setting
+    {"nsa": NSA_UTILS.replace("batch.meta is not None and enabled", "batch.meta is not None or enabled")},
+], ids=["architecture-passes", "named-elsewhere", "builder-not-registered", "name-bound-in-the-method",
+        "true-without-the-setting"])
+def test_any_weaker_link_to_the_call_decides_nothing(tmp_path: Path, changed: dict[str, str]) -> None:
+    assert _inner_warned(tmp_path, **changed) == {("EagleModel", "cp_size")}

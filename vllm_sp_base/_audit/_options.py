@@ -39,9 +39,12 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
 #: these names in its MRO gets those methods as entry points (called on every
 #: load). vLLM's executor drives its workers (``vllm/v1/worker/worker_base.py``),
 #: its model runner the speculative-decoding proposer every step
-#: (``vllm/v1/spec_decode/llm_base_proposer.py``); sglang's scheduler its TP
-#: workers, speculative ones included (``srt/managers/tp_worker.py``,
-#: ``srt/speculative/eagle_worker.py``). Any other plain class is checked
+#: (``vllm/v1/spec_decode/llm_base_proposer.py``); its scheduler and workers
+#: the KV connector a user picks with ``--kv-transfer-config``, each step and
+#: for each request (``v1/core/sched/scheduler.py``, ``kv_connector_model_runner_mixin.py``;
+#: ``requires_kv_delivery`` is read as soon as the scheduler builds it);
+#: sglang's scheduler its TP workers, speculative ones included
+#: (``srt/managers/tp_worker.py``, ``srt/speculative/eagle_worker.py``). Any other plain class is checked
 #: while it is built only: what calls a test double's methods, and whether
 #: anything does, cannot be told from the class.
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -50,6 +53,11 @@ DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "compile_or_warm_up_model", "execute_model", "sample_tokens",
     )),
     ("SpecDecodeBaseProposer", ("load_model", "dummy_run", "propose")),
+    ("KVConnectorBase_V1", (
+        "requires_kv_delivery", "get_num_new_matched_tokens", "update_state_after_alloc", "build_connector_meta",
+        "request_finished", "register_kv_caches", "bind_connector_metadata", "clear_connector_metadata",
+        "start_load_kv", "wait_for_layer_load", "save_kv_layer", "wait_for_save", "get_finished",
+    )),
     ("BaseTpWorker", ("get_worker_info", "get_memory_pool", "forward_batch_generation")),
 )
 

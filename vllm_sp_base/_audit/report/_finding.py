@@ -57,6 +57,7 @@ class Finding:
     skipped_init: str  # dotted: module.Parent whose __init__ is skipped
     skipped_path: str
     set_line: int  # where the skipped __init__ would have set the attribute
+    set_path: str  # the file of that line (a helper's or a parent's the __init__ runs)
     skipped_by: str  # dotted: the class whose __init__ did not run it
     entry: str | None  # "__init__" (while it is built), an entry point, or None: not reached
     chain: tuple[Frame, ...] = ()  # from the entry point (or __init__) to the read
@@ -75,7 +76,7 @@ class Finding:
         return (  # a module named after a file with a newline stays on one line
             f"{short} skips {self.skipped_init.translate(_VISIBLE)}.__init__ "
             f"(via {self.skipped_by.rsplit('.', 1)[-1]}), "
-            f"which sets self.{self.attribute} at {display_path(self.skipped_path)}:{self.set_line}, but "
+            f"which sets self.{self.attribute} at {display_path(self.set_path)}:{self.set_line}, but "
             f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {display_path(self.read_path)}:"
             f"{self.read_line}{when}{self.via}: {outcome}{f' ({self.condition})' if self.condition else ''}"
         )

@@ -128,7 +128,7 @@ def sarif(result: AuditResult, stale: Stale | None = None) -> str:
             "locations": [_location(f.path, f.line, f.col)],
             "relatedLocations": [
                 {"id": 1, **_location(f.read_path, f.read_line, 1, f"read of self.{f.attribute}")},
-                {"id": 2, **_location(f.skipped_path, f.set_line, 1,
+                {"id": 2, **_location(f.set_path, f.set_line, 1,
                                       f"set only in {f.skipped_init}.__init__")},
             ],
             "partialFingerprints": {"vllmSpBase/v1": f.fingerprint()},

@@ -61,7 +61,7 @@ def plain_value(finding: Finding) -> bool:
     import ast
     import linecache
 
-    line = linecache.getline(finding.skipped_path, finding.set_line).strip()
+    line = linecache.getline(finding.set_path, finding.set_line).strip()
     try:
         tree = ast.parse(line)
     except SyntaxError:

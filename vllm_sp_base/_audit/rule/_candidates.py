@@ -13,7 +13,12 @@ from vllm_sp_base._audit._options import RuleOptions
 from vllm_sp_base._audit.report._finding import Finding, Unresolved
 from vllm_sp_base._audit.rule._rule import SkippedInitRead
 from vllm_sp_base._audit.rule._suppress import ignored
-from vllm_sp_base._audit.semantics._built import family_of, only_a_base, stored_where_nothing_reads
+from vllm_sp_base._audit.semantics._built import (
+    family_of,
+    generated_elsewhere,
+    only_a_base,
+    stored_where_nothing_reads,
+)
 from vllm_sp_base._audit.semantics._outside import set_on_every_build
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.semantics._unresolved import unresolved_bases
@@ -149,6 +154,9 @@ class CandidateChecker:
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue
+                if findings and generated_elsewhere(path, self._spelling(os.path.basename(path))):
+                    checked.only_bases.append(str(ClassRef(name, key)))
+                    continue  # a template: the package imports the file generated from it
                 if (findings and self._may_be_a_base(class_name)
                         and only_a_base(class_name, self._spelling(class_name))):
                     checked.only_bases.append(str(ClassRef(name, key)))

@@ -181,6 +181,54 @@ def _refusing(listed: str = '"DeepseekV32ForCausalLM"', build: str = "self.self_
     """).replace("LISTED", listed).replace("BUILD", build)
 
 
+def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.meta is not None and enabled",
+                     named: str = "") -> str:
+    """An inner model built only by a registered class's ``__init__``; its
+    inherited ``forward`` reads under a function of the batch that is true
+    only with a setting every build of it refuses."""
+    return textwrap.dedent("""
+        from torch import nn
+        def is_prefill_cp():
+            return False
+        def uses_prefill_cp(batch, enabled=None):
+            if enabled is None:
+                enabled = is_prefill_cp()
+            if ANSWER:
+                return True
+            else:
+                return False
+        def is_nsa(config):
+            return config.architectures[0] in ["DeepseekV32ForCausalLM"]
+        class Attention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.use_nsa = is_nsa(config)
+                self.prefill_cp = is_prefill_cp()
+                if self.prefill_cp:
+                    assert self.use_nsa, "context parallel needs NSA"
+        class DeepseekModel(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.cp_size = 2
+                self.layers = nn.ModuleList([Attention(config)])
+            def forward(self, x, batch):
+                if TEST:
+                    return x, self.cp_size
+                return x
+        class InnerModel(DeepseekModel):
+            def __init__(self, config):
+                nn.Module.__init__(self)
+                self.layers = nn.ModuleList([Attention(config)])
+        class OuterForCausalLM(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.model = InnerModel(config)
+            def forward(self, x, batch):
+                return self.model(x, batch)
+        EntryClass = [OuterForCausalLM]NAMED
+    """).replace("TEST", test).replace("ANSWER", answer).replace("NAMED", named)
+
+
 #: Modules on which the rule reports nothing.
 VALID = (
     Example("""
@@ -783,6 +831,8 @@ VALID = (
             raise ValueError(self)
     """), name="worker-chosen-for-another-value"),
     Example(_refusing(), name="setting-the-class-is-never-built-with"),
+    Example(_refusing_inner(), name="call-true-only-with-a-setting-no-build-survives"),
+    Example(_refusing_inner(test="is_prefill_cp()"), name="setting-called-where-no-build-survives"),
 )
 
 
@@ -993,6 +1043,20 @@ INVALID = (
             def __init__(self, config):
                 self.config = config  # skips WorkerBase.__init__: the executor drives it
     """, (("DraftWorker", "model_runner", "error"),)),
+    Example("""
+        class KVConnectorBase_V1:
+            def __init__(self, vllm_config, role):
+                self._kv_transfer_config = vllm_config.kv_transfer_config
+            @property
+            def requires_kv_delivery(self):
+                return self._kv_transfer_config.delivery  # the scheduler reads it once it built the connector
+        class TPUConnector(KVConnectorBase_V1):
+            def __init__(self, vllm_config, role):
+                super().__init__(vllm_config, role)
+        class TPUConnectorHMA(TPUConnector):
+            def __init__(self, vllm_config, role):
+                self.role_name = role  # skips both: picked with --kv-transfer-config
+    """, (("TPUConnectorHMA", "_kv_transfer_config", "error"),), name="kv-connector-property-the-scheduler-reads"),
     Example("""
         from torch import nn
         class Scaled(nn.Module):
@@ -1246,4 +1310,10 @@ INVALID = (
     Example(_refusing(build="""if config.use_mla:
                     self.self_attn = Attention(config=config)"""),
             (("LiteForCausalLM", "use_nsa", "warning"),), name="sub-module-built-under-a-test"),
+    Example(_refusing_inner(test="uses_prefill_cp(batch, batch.cp)"),
+            (("InnerModel", "cp_size", "warning"),), name="call-given-the-setting-as-an-argument"),
+    Example(_refusing_inner(answer="batch.meta is not None or enabled"),
+            (("InnerModel", "cp_size", "warning"),), name="call-true-without-the-setting"),
+    Example(_refusing_inner(named="\nBUILDERS = {'inner': InnerModel}"),
+            (("InnerModel", "cp_size", "warning"),), name="inner-model-built-out-of-sight"),
 )

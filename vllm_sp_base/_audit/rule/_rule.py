@@ -135,7 +135,7 @@ class SkippedInitRead:
         decided = {
             **role_facts(model, tested), **self._constants(model, built, tested, only_skipped),
             **chosen_facts(model, built, tested, only_skipped, self.spelling),
-            **refused_settings(model, built, tested, only_skipped),
+            **refused_settings(model, built, tested, only_skipped, self.spelling),
         } if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)
@@ -197,7 +197,7 @@ class SkippedInitRead:
             for attr in sorted(reached):
                 entry, read = reached[attr]
                 also = self._condition(entry, read)
-                finding = self._finding(model, ref, "warning", entry, read, (index, lacks[attr]), {index: skipper})
+                finding = self._finding(model, ref, "warning", entry, read, (index, *lacks[attr]), {index: skipper})
                 findings.append(dataclasses.replace(
                     finding, condition=f"when {when}" + (f", {also}" if also else "")))
                 reported.add(attr)
@@ -239,15 +239,15 @@ class SkippedInitRead:
         severity: str,
         entry: str,
         read: Reached,
-        set_at: tuple[int, int],
+        set_at: tuple[int, int, int],
         skippers: dict[int, MroEntry],
     ) -> Finding:
         cls = model.infos[0]
         assert cls is not None
-        skip_index, set_line = set_at
+        skip_index, set_index, set_line = set_at
         owner = model.mro[read.owner]
-        skipped_ref = model.mro[skip_index]
-        assert isinstance(owner, ClassRef) and isinstance(skipped_ref, ClassRef)
+        skipped_ref, setter = model.mro[skip_index], model.mro[set_index]
+        assert isinstance(owner, ClassRef) and isinstance(skipped_ref, ClassRef) and isinstance(setter, ClassRef)
         chain = tuple(
             Frame(f"{model.label(step.owner)}.{step.method}", self._path(model.mro[step.owner]), step.line)
             for step in read.steps()
@@ -266,6 +266,7 @@ class SkippedInitRead:
             skipped_init=str(skipped_ref),
             skipped_path=self._path(skipped_ref),
             set_line=set_line,
+            set_path=self._path(setter),
             skipped_by=str(skippers[skip_index]),
             entry=entry or None,
             chain=chain,

@@ -1,6 +1,7 @@
 """Who is built: a class that the audited tree only ever names as a base (and
 in imports) is never instantiated on its own; it is checked through the
-classes that are.
+classes that are. Nor is a class of a template another file is generated
+from (``generated_elsewhere``).
 
 Any other mention counts as "may be built": a call, a registry entry, a
 string that names it (``"module:Class"``, ``__all__``), an ``isinstance``,
@@ -43,6 +44,25 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
             files.append((path, data))
     found = _walked(_Uses, name, files)
     return found is not None and any(uses.as_base or uses.init_run for _, uses in found)
+
+
+#: Where a generated file says what it was generated from (its header).
+_GENERATED_FROM = re.compile(rb"generated\s+from\s+(\S+)", re.IGNORECASE)
+_HEADER = 4096
+
+
+def generated_elsewhere(path: str, texts: Iterable[tuple[str, bytes]]) -> bool:
+    """Whether a file beside ``path`` says in its header that it was
+    generated from it (transformers' ``modular_*.py``: the package imports
+    the ``modeling_*.py`` written from it, never the template itself).
+    ``texts``: the audited files that spell the template's file name."""
+    folder, name = os.path.split(path)
+    for other, data in texts:
+        if other != path and os.path.dirname(other) == folder:
+            for match in _GENERATED_FROM.finditer(data[:_HEADER]):
+                if os.path.basename(match.group(1).decode("utf-8", "replace").rstrip(".,;:")) == name:
+                    return True
+    return False
 
 
 _U = TypeVar("_U", bound="_Uses")

@@ -44,18 +44,20 @@ class Construction:
     # MRO index of the class whose ``__init__`` calls it).
     skipped_unless: dict[int, tuple[str, int]] = field(default_factory=dict)
     # attribute -> (the ``__init__``s on the way to each set of it, its line)
-    set_through: dict[str, list[tuple[frozenset[int], int]]] = field(default_factory=dict)
+    # attribute -> (the ``__init__``s on the way, (MRO index of the method that sets it, line))
+    set_through: dict[str, list[tuple[frozenset[int], tuple[int, int]]]] = field(default_factory=dict)
     # Read while it is built where only ``__init__``s of ``skipped_unless`` set it so far.
     read_unless_set: dict[str, Reached] = field(default_factory=dict)
 
     def ran_init(self, index: int) -> bool:
         return (index, "__init__") in self.executed
 
-    def set_only_through(self, index: int) -> dict[str, int]:
+    def set_only_through(self, index: int) -> dict[str, tuple[int, int]]:
         """Attributes construction sets only on a way through the ``__init__``
         at ``index`` (none set elsewhere, under a test or not): attribute ->
-        the line of its first set. What an instance built without it lacks."""
-        found: dict[str, int] = {}
+        where its first set is (MRO index of the method's class, line). What
+        an instance built without it lacks."""
+        found: dict[str, tuple[int, int]] = {}
         for attr, sets in self.set_through.items():
             if all(inits & self.skipped_unless.keys() for inits, _ in sets):
                 lines = [line for inits, line in sets if index in inits]
@@ -181,7 +183,7 @@ def construct(model: ClassModel) -> Construction:
                 inits |= {step.owner}
             for name in names:
                 built.values.setdefault(name, set()).add(event.value if type(event) is Set else None)
-                built.set_through.setdefault(name, []).append((inits, event.line))
+                built.set_through.setdefault(name, []).append((inits, (step.owner, event.line)))
             if not step.conditional:
                 built.surely_set.update(names)
     built.skipped_unless = _run_under_a_test(init_calls)
@@ -341,13 +343,14 @@ def skipped_inits(model: ClassModel, built: Construction) -> list[int]:
 
 def would_set(
     model: ClassModel, built: Construction, skipped: list[int], only_there: set[tuple[int, str]]
-) -> dict[str, tuple[int, int]]:
+) -> dict[str, tuple[int, int, int]]:
     """Attributes the skipped ``__init__`` would have set: attribute -> (MRO
-    index of that ``__init__``, line of the set), the first skipped ``__init__``
+    index of that ``__init__``, MRO index of the class whose method sets it
+    (a helper's, a parent's it chains to), line of the set), the first skipped ``__init__``
     in MRO order winning. What they run counts too (their helpers), attributed
     to the ``__init__`` that runs it; ``only_there`` receives the methods they
     run that construction does not."""
-    found: dict[str, tuple[int, int]] = {}
+    found: dict[str, tuple[int, int, int]] = {}
     # What construction ran sets what it sets. One ``seen`` for every skipped
     # ``__init__``: what an earlier one runs is already blamed on it (the first
     # wins), so a later one walks only what is new (a chain stays linear).
@@ -358,5 +361,5 @@ def would_set(
         for step in walk(model, (index, info.methods["__init__"]), seen):
             only_there.add((step.owner, step.method.name))
             for attr in _set_names(model, step) or ():  # a name not shown: nothing to blame
-                found.setdefault(attr, (index, step.event.line))
+                found.setdefault(attr, (index, step.owner, step.event.line))
     return found

@@ -23,41 +23,65 @@ list decide nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from vllm_sp_base._audit.semantics._bound import bound_value
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import Construction, construct
-from vllm_sp_base._audit.semantics._parsed import method_node, module_tree
+from vllm_sp_base._audit.semantics._parsed import method_node, module_source, module_tree, parsed
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.semantics._settings import (
+    function_node,
+    function_origin,
+    local_imports,
+    outside_nested_functions,
+    setting_called,
+    settings_of_call,
+)
+from vllm_sp_base._audit.summaries._conditions import CALLED
 from vllm_sp_base._audit.summaries._events import Import, Known
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 #: How far construction is followed into the sub-modules it builds, and how many classes at most.
 MAX_DEPTH = 5
 MAX_CLASSES = 60
+#: Past this many files that spell the class's name, who builds it is not looked for.
+MAX_FILES = 40
 _ENTRY_CLASS = "EntryClass"
 _ARCHITECTURES = "architectures"
 
 
 def refused_settings(
     model: ClassModel, built: Construction, tested: set[str], not_run: set[tuple[int, str]],
+    spelling: Callable[[str], list[tuple[str, bytes]]] | None,
 ) -> Known:
     """What the settings that make construction fail decide of ``tested``:
-    a flag construction binds on no condition to such a setting is false."""
+    a flag construction binds on no condition to such a setting is false, and
+    so is a call of a function that is true only under such a setting
+    (spelled ``%name/count``)."""
     first = model.mro[0]
-    if not isinstance(first, ClassRef) or built.sets_any or not _entry_class(model.project, first):
+    if not isinstance(first, ClassRef) or built.sets_any:
         return {}
-    flags: dict[str, str] = {}
-    for attr in tested:
-        if attr.isidentifier():
-            setting = _setting_bound(model, built, attr, not_run)
+    builders = _built_as(model.project, first, spelling)
+    if not builders:
+        return {}
+    needs: dict[str, set[str]] = {}  # a tested name -> settings it is false without
+    modules = {entry.module for entry in model.mro if isinstance(entry, ClassRef)}
+    for name in tested:
+        if name.isidentifier():
+            setting = _setting_bound(model, built, name, not_run)
             if setting is not None:
-                flags[attr] = setting
-    if not flags:
-        return {}
-    refused = _refused(model.project, first, python_name(first.name), set(flags.values()))
-    return {attr: [("false", "")] for attr, setting in flags.items() if setting in refused}
+                needs[name] = {setting}
+        elif name.startswith(CALLED):
+            function, _, count = name[len(CALLED):].rpartition("/")
+            settings = settings_of_call(model.project, modules, function, int(count))
+            if settings:
+                needs[name] = settings
+    refused = set().union(*needs.values())
+    for builder in builders:
+        if refused:
+            refused &= _refused(model.project, builder, python_name(builder.name), refused)
+    return {name: [("false", "")] for name, settings in needs.items() if settings & refused}
 
 
 def _setting_bound(
@@ -69,51 +93,65 @@ def _setting_bound(
     if found is None:
         return None
     owner, function, value = found
-    return _setting(model.project, owner.module, value, _local_imports(function))
+    return setting_called(model.project, owner.module, value, local_imports(function))
 
 
-def _local_imports(function: ast.FunctionDef) -> dict[str, Import]:
-    """The names a function binds by its own ``from m import name`` (sglang
-    imports a setting's function inside ``__init__``)."""
-    return {
-        alias.asname or alias.name: Import(node.level, node.module, alias.name)
-        for node in ast.walk(function) if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    }
-
-
-def _setting(project: Project, module: str, value: ast.expr, local: dict[str, Import]) -> str | None:
-    """The absolute name of the function ``value`` calls with no arguments."""
-    if isinstance(value, ast.Call) and not value.args and not value.keywords and isinstance(value.func, ast.Name):
-        return _function(project, module, value.func.id, local)
-    return None
-
-
-def _function(project: Project, module: str, name: str, local: dict[str, Import]) -> str | None:
-    """``name``'s absolute dotted name in ``module``: through its imports (or
-    the function's own, ``local``), or a function the module defines."""
-    found = project.origin(module, name, local)
-    if found is not None:
-        return found
-    tree = module_tree(project, module)
-    if tree is not None and any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body):
-        return f"{module}.{name}"
-    return None
-
-
-def _entry_class(project: Project, ref: ClassRef) -> bool:
-    """Whether the class's module lists it in ``EntryClass`` (sglang's
-    registry: built for a config whose ``architectures[0]`` is its name)."""
+def _built_as(
+    project: Project, ref: ClassRef, spelling: Callable[[str], list[tuple[str, bytes]]] | None,
+) -> list[ClassRef]:
+    """The classes whose names are the architectures the class is built for:
+    itself where its module lists it in ``EntryClass`` (sglang's registry);
+    else the classes so listed whose ``__init__`` builds it, where every
+    other mention of it in the audited files is its definition, an import or
+    a base (an EAGLE draft's inner model). Empty where neither holds."""
     tree = module_tree(project, ref.module)
     if tree is None:
-        return False
+        return []
+    entries = _entry_classes(tree)
     name = python_name(ref.name)
+    if name in entries:
+        return [ref]
+    texts = spelling(name) if spelling is not None and entries else []
+    if not texts or len(texts) > MAX_FILES:
+        return []
+    source = module_source(project, ref.module)
+    builders: set[str] = set()
+    for _, data in texts:
+        file_tree = parsed(data)
+        if file_tree is None:
+            return []
+        allowed: set[int] = set()
+        for node in ast.walk(file_tree):
+            if isinstance(node, ast.ClassDef):
+                allowed.update(id(n) for base in node.bases for n in ast.walk(base))
+                init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+                if data == source and node.name in entries and init is not None:
+                    for call in ast.walk(init):
+                        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == name:
+                            allowed.add(id(call.func))
+                            builders.add(node.name)
+        for node in ast.walk(file_tree):
+            if ((isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute)
+                                                                     and node.attr == name)) and id(node) not in allowed:
+                return []  # named as a value: may be built out of sight
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and name in node.value:
+                return []  # named in a string: a registry may build it
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                    alias.name.rsplit(".", 1)[-1] == name and alias.asname not in (None, name) for alias in node.names):
+                return []  # imported under another name: built out of sight
+    found = [project.class_ref(f"{ref.module}.{builder}") for builder in sorted(builders)]
+    return [builder for builder in found if builder is not None]
+
+
+def _entry_classes(tree: ast.Module) -> set[str]:
+    """The names a module lists in ``EntryClass`` (sglang's registry: each is
+    built for a config whose ``architectures[0]`` is its name)."""
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and node.targets[0].id == _ENTRY_CLASS):
             listed = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
-            return any(isinstance(item, ast.Name) and item.id == name for item in listed)
-    return False
+            return {item.id for item in listed if isinstance(item, ast.Name)}
+    return set()
 
 
 def _refused(project: Project, start: ClassRef, architecture: str, settings: set[str]) -> set[str]:
@@ -150,7 +188,7 @@ def _asserted(project: Project, module: str, function: ast.FunctionDef, architec
     architecture test ``architecture`` fails: ``if self.flag: assert
     self.test`` or ``assert test(config)``, with ``self.flag = setting()`` and
     ``self.test = test(config)`` bound before, on no condition."""
-    local = _local_imports(function)
+    local = local_imports(function)
     settings: dict[str, str] = {}  # self attribute -> setting
     tests: dict[str, bool] = {}  # self attribute -> the architecture test passes
     found: set[str] = set()
@@ -161,7 +199,7 @@ def _asserted(project: Project, module: str, function: ast.FunctionDef, architec
                 continue
             settings.pop(attr, None)
             tests.pop(attr, None)
-            setting = _setting(project, module, statement.value, local)
+            setting = setting_called(project, module, statement.value, local)
             if setting is not None:
                 settings[attr] = setting
             passes = _architecture_test(project, module, statement.value, architecture, local)
@@ -170,7 +208,7 @@ def _asserted(project: Project, module: str, function: ast.FunctionDef, architec
             continue
         if isinstance(statement, ast.If) and not statement.orelse:
             flag = _self_attr(statement.test)
-            setting = settings.get(flag) if flag is not None else _setting(project, module, statement.test, local)
+            setting = settings.get(flag) if flag is not None else setting_called(project, module, statement.test, local)
             asserted = [inner.test for inner in statement.body if isinstance(inner, ast.Assert)]
             if setting is not None and any(
                 (tests.get(name) if (name := _self_attr(test)) is not None
@@ -180,7 +218,7 @@ def _asserted(project: Project, module: str, function: ast.FunctionDef, architec
                 found.add(setting)
         # What a block binds under its own tests may change a flag; after a
         # way out (``return``, ``raise``) what follows may not run.
-        for node in _outside_nested_functions(statement):
+        for node in outside_nested_functions(statement):
             if isinstance(node, (ast.Return, ast.Raise)):
                 return found
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -190,16 +228,6 @@ def _asserted(project: Project, module: str, function: ast.FunctionDef, architec
                         settings.pop(attr, None)
                         tests.pop(attr, None)
     return found
-
-
-def _outside_nested_functions(statement: ast.stmt) -> Iterator[ast.AST]:
-    """The nodes of ``statement`` but those of functions and lambdas it defines (they run elsewhere)."""
-    todo: list[ast.AST] = [statement]
-    while todo:
-        node = todo.pop()
-        yield node
-        todo.extend(child for child in ast.iter_child_nodes(node)
-                    if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
 
 
 def _architecture_test(
@@ -212,15 +240,10 @@ def _architecture_test(
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1
             and isinstance(value.args[0], ast.Name) and value.args[0].id == "config" and not value.keywords):
         return None
-    origin = _function(project, module, value.func.id, local)
-    if origin is None:
-        return None
-    where, _, name = origin.rpartition(".")
-    tree = module_tree(project, where)
-    if tree is None:
-        return None
-    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
-    if function is None:
+    origin = function_origin(project, module, value.func.id, local)
+    function = function_node(project, origin) if origin is not None else None
+    tree = module_tree(project, origin.rpartition(".")[0]) if origin is not None else None
+    if function is None or tree is None:
         return None
     returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
     if len(returns) != 1 or returns[0].value is None:

@@ -57,6 +57,9 @@ def empty_sequence(value: ast.expr) -> str | None:
 
 #: How a requirement spells a predicate called on what the instance holds: ``a.is_x()``.
 PREDICATE = "()"
+#: How a requirement spells a call of a function by name, with how many
+#: positional arguments: ``%uses_cp/1`` (what a setting it needs can decide).
+CALLED = "%"
 #: Literals a membership test always fails on (``empty_sequence``).
 EMPTY_SEQUENCES = frozenset({"[]", "()"})
 #: How much of a test's source a finding carries (long tests are cut, marked ``...``).
@@ -137,6 +140,10 @@ class EnclosingTests:
             chain = None if called is None else called + PREDICATE
         if chain is not None:
             return [chain if truth else "!" + chain]
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.keywords
+                and not any(isinstance(a, ast.Starred) for a in test.args)):
+            called = f"{CALLED}{test.func.id}/{len(test.args)}"
+            return [called if truth else "!" + called]
         if isinstance(test, ast.Name):
             # A name of the method (a keyword argument an engine passes only
             # in some modes, ``if get_embedding:``): what a role can decide.

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vllm_sp_base._audit.summaries._conditions import (
+    CALLED,
     LITERAL_TYPES,
     LOCAL,
     EnclosingTests,
@@ -136,7 +137,8 @@ class MethodVisitor(ast.NodeVisitor):
         if node.msg is not None:
             self._branch([node.msg])
         # What it says of the method's own names holds in this call only.
-        needs = [n for n in self.tests.requirements(node.test, True) if LOCAL not in n]
+        # Nor what a function answered (it may answer otherwise when called again).
+        needs = [n for n in self.tests.requirements(node.test, True) if LOCAL not in n and CALLED not in n]
         if needs:
             self.events.append(Assert(REQUIREMENT_SEPARATOR.join(needs), self._line(node), self.depth > 0))
 
