@@ -20,7 +20,8 @@ DEFAULT_ENTRY_POINTS = (
 #: What vLLM's runner calls on a model only with a feature on (EPLB, EAGLE-3
 #: hidden states, M-RoPE, encoder CUDA graphs, multimodal pruning: the
 #: ``MixtureOfExperts``, ``SupportsEagle3``, ``SupportsMRoPE``,
-#: ``SupportsEncoderCudaGraph`` and ``SupportsMultiModalPruning`` interfaces).
+#: ``SupportsEncoderCudaGraph`` and ``SupportsMultiModalPruning`` interfaces),
+#: and its executor on a worker only when profiling (``start_profile``).
 #: A read reached only from these is at most a warning. Set with
 #: ``--feature-entry-points``.
 DEFAULT_FEATURE_ENTRY_POINTS = (
@@ -31,13 +32,14 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
     "get_encoder_cudagraph_item_specs", "select_encoder_cudagraph_items",
     "postprocess_encoder_output", "prepare_encoder_cudagraph_capture_inputs",
     "prepare_encoder_cudagraph_replay_buffers", "encoder_cudagraph_forward",
-    "encoder_eager_forward",
+    "encoder_eager_forward", "start_profile", "stop_profile",
 )
 
 
 #: Plain (not torch) classes an engine builds and drives: a class with one of
 #: these names in its MRO gets those methods as entry points (called on every
-#: load). vLLM's executor drives its workers (``vllm/v1/worker/worker_base.py``),
+#: load; those also among the feature entry points, with that feature only:
+#: a worker's ``start_profile``). vLLM's executor drives its workers (``vllm/v1/worker/worker_base.py``),
 #: its model runner the speculative-decoding proposer every step
 #: (``vllm/v1/spec_decode/llm_base_proposer.py``); its scheduler and workers
 #: the KV connector a user picks with ``--kv-transfer-config``, each step and
@@ -50,7 +52,7 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("WorkerBase", (
         "init_device", "load_model", "determine_available_memory", "initialize_from_config",
-        "compile_or_warm_up_model", "execute_model", "sample_tokens",
+        "compile_or_warm_up_model", "execute_model", "sample_tokens", "start_profile", "stop_profile",
     )),
     ("SpecDecodeBaseProposer", ("load_model", "dummy_run", "propose")),
     ("KVConnectorBase_V1", (

@@ -1044,6 +1044,16 @@ INVALID = (
                 self.config = config  # skips WorkerBase.__init__: the executor drives it
     """, (("DraftWorker", "model_runner", "error"),)),
     Example("""
+        class WorkerBase:
+            def __init__(self, config):
+                self.profiler = config.profiler
+            def start_profile(self):
+                self.profiler.start()  # LLM.start_profile() reaches it through collective_rpc
+        class XPUWorker(WorkerBase):
+            def __init__(self, config):
+                self.config = config  # skips WorkerBase.__init__
+    """, (("XPUWorker", "profiler", "warning"),), name="worker-read-only-when-profiling"),
+    Example("""
         class KVConnectorBase_V1:
             def __init__(self, vllm_config, role):
                 self._kv_transfer_config = vllm_config.kv_transfer_config

@@ -39,6 +39,7 @@ _EAGLE3 = Feature("with EAGLE-3 speculative decoding on this model", for_drafts=
 _MROPE = Feature("with M-RoPE positions (the model's config uses M-RoPE)")
 _ENCODER_GRAPHS = Feature("with encoder CUDA graphs")
 _PRUNING = Feature("with multimodal pruning (--video-pruning-rate > 0)")
+_PROFILING = Feature("with profiling (LLM.start_profile(), the server's /start_profile)")
 #: The engine's gate for each default feature entry point (vLLM's model runner
 #: and ``vllm/model_executor/models/interfaces.py``). A feature entry point not
 #: listed here is said as "with the feature that calls NAME".
@@ -49,6 +50,8 @@ FEATURES: dict[str, Feature] = {
     "get_eagle3_default_aux_hidden_state_layers": _EAGLE3,
     "get_mrope_input_positions": _MROPE,
     "recompute_mrope_positions": _PRUNING,  # only where pruning is on (gpu_model_runner)
+    "start_profile": _PROFILING,  # a worker's: the executor's collective_rpc("start_profile")
+    "stop_profile": _PROFILING,
     **dict.fromkeys((
         "get_encoder_cudagraph_config", "get_input_modality", "get_max_frames_per_video",
         "get_encoder_cudagraph_budget_range", "get_encoder_cudagraph_item_specs",
@@ -179,10 +182,12 @@ def entry_points_for(
     feature entry points). A torch module gets ``entries`` and the features
     whose check an instance with ``has`` passes (``anything``: it sets names
     the source does not show); a plain class what ``drives`` says the engine
-    calls on it, and nothing for the others; a test's double nothing."""
+    calls on it (those among ``features`` as features: a worker's
+    ``start_profile``), and nothing for the others; a test's double nothing."""
     first = model.mro[0]
     if isinstance(first, ClassRef) and in_a_test(first.module):
         return (), ()
     if is_module(model):
         return entries, gated(features, has, anything, is_draft(model))
-    return plain_entry_points(model, drives), ()
+    driven = plain_entry_points(model, drives)
+    return tuple(m for m in driven if m not in features), tuple(m for m in driven if m in features)
