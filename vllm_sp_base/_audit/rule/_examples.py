@@ -1054,6 +1054,58 @@ INVALID = (
                 self.config = config  # skips WorkerBase.__init__
     """, (("XPUWorker", "profiler", "warning"),), name="worker-read-only-when-profiling"),
     Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fuse_inside = False
+                self.is_nextn = False
+            def forward(self, x):
+                if x:
+                    if self.fuse_inside:  # raises first: the read under it never runs
+                        return self.is_nextn
+                return x
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "fuse_inside", "warning"),), name="read-under-a-test-of-what-is-missing-too"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fuse_inside = False
+                self.is_nextn = False
+            def forward(self, x):
+                if x:
+                    if self.fuse_inside:
+                        return self.is_nextn
+                elif self.is_nextn:  # each guard's own read still fails
+                    return self.fuse_inside
+                return x
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "fuse_inside", "warning"), ("Child", "is_nextn", "warning")), name="each-missing-guards-the-other"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fuse_inside = False
+                self.is_nextn = False
+            def forward(self, x):
+                if x:
+                    if self.fuse_inside:
+                        return self.is_nextn
+                return x
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+            def setup(self):
+                self.fuse_inside = True  # set by another method: the test may pass
+    """, (("Child", "is_nextn", "warning"),), name="guard-another-method-sets"),
+    Example("""
         class KVConnectorBase_V1:
             def __init__(self, vllm_config, role):
                 self._kv_transfer_config = vllm_config.kv_transfer_config
