@@ -135,3 +135,20 @@ def test_a_read_in_a_loop_under_no_test_says_the_loop(tmp_path: Path) -> None:
     (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
     assert (finding.attribute, finding.severity, finding.condition) == (
         "aux_layers", "warning", "when looping over enumerate(self.layers)")
+
+
+def test_a_call_in_a_test_is_a_requirement_naming_the_attributes_passed() -> None:
+    import ast
+
+    from vllm_sp_base._audit.summaries._conditions import EnclosingTests
+
+    tests = EnclosingTests("self", {})
+
+    def needs(source: str, truth: bool = True) -> list[str]:
+        return tests.requirements(ast.parse(source, mode="eval").body, truth)
+
+    assert needs("uses_cp(batch)") == ["%uses_cp/1"]
+    assert needs("uses_cp(batch, self.cp_enabled)", False) == ["!%uses_cp/2/1.cp_enabled"]
+    assert needs("uses_cp(self.a.b, self.c)") == ["%uses_cp/2/1.c"]  # a chain is not passed on
+    assert needs("uses_cp(*args)") == [] and needs("uses_cp(batch, on=True)") == []
+    assert needs("self.ready and is_cp()") == ["ready", "%is_cp/0"]

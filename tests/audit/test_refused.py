@@ -17,7 +17,7 @@ import pytest
 from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit.semantics._project import Project
 from vllm_sp_base._audit.semantics._refused import _listed_architectures
-from vllm_sp_base._audit.semantics._settings import needed_setting
+from vllm_sp_base._audit.semantics._settings import needed_setting, parse_called
 from vllm_sp_base._audit.sources._cache import Cache
 from vllm_sp_base._audit.summaries._summaries import ModuleInfo
 from vllm_sp_base._audit.summaries._summarize import summarize
@@ -192,6 +192,8 @@ _SETTINGS_MODULE = textwrap.dedent("""
              enabled = is_prefill_cp()
          return batch.ready and enabled
      """, 2, None),
+    ("def f(batch, on):\n    return batch.ready and on\n", 2, "#1"),  # the caller's flag decides
+    ("def f(batch, on=None):\n    return batch.ready and on\n", 1, None),  # left None
     ("def f(batch):\n    return batch.ready or is_prefill_cp()\n", 1, None),
     ("def f(batch):\n    on = is_prefill_cp()\n    on = batch.on\n    return batch.ready and on\n", 1, None),
     ("def f(batch):\n    for b in batch:\n        return b\n    return is_prefill_cp()\n", 1, None),
@@ -289,3 +291,12 @@ def test_a_call_true_only_under_a_setting_every_build_refuses_is_false(tmp_path:
         "true-without-the-setting"])
 def test_any_weaker_link_to_the_call_decides_nothing(tmp_path: Path, changed: dict[str, str]) -> None:
     assert _inner_warned(tmp_path, **changed) == {("EagleModel", "cp_size")}
+
+
+@pytest.mark.parametrize(("spelled", "parsed"), [
+    ("uses_cp/1", ("uses_cp", 1, {})),
+    ("uses_cp/2/1.cp_enabled", ("uses_cp", 2, {1: "cp_enabled"})),
+    ("f/3/0.a/2.b", ("f", 3, {0: "a", 2: "b"})),
+])
+def test_a_call_requirement_names_the_attributes_passed(spelled: str, parsed: tuple[str, int, dict[int, str]]) -> None:
+    assert parse_called(spelled) == parsed

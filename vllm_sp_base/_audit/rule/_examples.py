@@ -182,7 +182,7 @@ def _refusing(listed: str = '"DeepseekV32ForCausalLM"', build: str = "self.self_
 
 
 def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.meta is not None and enabled",
-                     named: str = "") -> str:
+                     named: str = "", builds: str = "self.model = InnerModel(config)") -> str:
     """An inner model built only by a registered class's ``__init__``; its
     inherited ``forward`` reads under a function of the batch that is true
     only with a setting every build of it refuses."""
@@ -197,6 +197,8 @@ def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.m
                 return True
             else:
                 return False
+        def uses_cp_flag(batch, enabled):
+            return batch.meta is not None and enabled
         def is_nsa(config):
             return config.architectures[0] in ["DeepseekV32ForCausalLM"]
         class Attention(nn.Module):
@@ -218,15 +220,17 @@ def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.m
         class InnerModel(DeepseekModel):
             def __init__(self, config):
                 nn.Module.__init__(self)
+                self.prefill_cp = is_prefill_cp()
+                self.chunked = config.chunked
                 self.layers = nn.ModuleList([Attention(config)])
         class OuterForCausalLM(nn.Module):
             def __init__(self, config):
                 super().__init__()
-                self.model = InnerModel(config)
+                BUILDS
             def forward(self, x, batch):
                 return self.model(x, batch)
         EntryClass = [OuterForCausalLM]NAMED
-    """).replace("TEST", test).replace("ANSWER", answer).replace("NAMED", named)
+    """.replace("TEST", test).replace("ANSWER", answer).replace("NAMED", named).replace("BUILDS", builds))
 
 
 def _guarded(forward: str, more: str = "") -> str:
@@ -852,6 +856,9 @@ VALID = (
     Example(_refusing(), name="setting-the-class-is-never-built-with"),
     Example(_refusing_inner(), name="call-true-only-with-a-setting-no-build-survives"),
     Example(_refusing_inner(test="is_prefill_cp()"), name="setting-called-where-no-build-survives"),
+    Example(_refusing_inner(test="uses_cp_flag(batch, self.prefill_cp)"), name="call-given-a-flag-of-the-setting"),
+    Example(_refusing_inner(builds="""self.model_cls = InnerModel  # stored, then built by its own construction
+                self.model = self.model_cls(config)"""), name="inner-model-stored-by-its-builder"),
 )
 
 
@@ -1363,6 +1370,8 @@ INVALID = (
             (("InnerModel", "cp_size", "warning"),), name="call-given-the-setting-as-an-argument"),
     Example(_refusing_inner(answer="batch.meta is not None or enabled"),
             (("InnerModel", "cp_size", "warning"),), name="call-true-without-the-setting"),
-    Example(_refusing_inner(named="\nBUILDERS = {'inner': InnerModel}"),
+    Example(_refusing_inner(named="\n        BUILDERS = {'inner': InnerModel}"),
             (("InnerModel", "cp_size", "warning"),), name="inner-model-built-out-of-sight"),
+    Example(_refusing_inner(test="uses_cp_flag(batch, self.chunked)"),
+            (("InnerModel", "cp_size", "warning"),), name="call-given-a-flag-of-something-else"),
 )

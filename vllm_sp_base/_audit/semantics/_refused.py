@@ -31,12 +31,14 @@ from vllm_sp_base._audit.semantics._construction import Construction, construct
 from vllm_sp_base._audit.semantics._parsed import method_node, module_source, module_tree, parsed
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.semantics._settings import (
+    PARAMETER,
     function_node,
     function_origin,
     local_imports,
+    needs_of_call,
     outside_nested_functions,
+    parse_called,
     setting_called,
-    settings_of_call,
 )
 from vllm_sp_base._audit.summaries._conditions import CALLED
 from vllm_sp_base._audit.summaries._events import Import, Known
@@ -73,14 +75,26 @@ def refused_settings(
             if setting is not None:
                 needs[name] = {setting}
         elif name.startswith(CALLED):
-            function, _, count = name[len(CALLED):].rpartition("/")
-            settings = settings_of_call(model.project, modules, function, int(count))
+            function, count, passed = parse_called(name[len(CALLED):])
+            settings = set()
+            for need in needs_of_call(model.project, modules, function, count):
+                if not need.startswith(PARAMETER):
+                    settings.add(need)
+                elif (attr := passed.get(int(need[len(PARAMETER):]))) is not None:
+                    # ``uses_cp(batch, self.cp_enabled)``: the attribute passed is what it needs
+                    bound = _setting_bound(model, built, attr, not_run)
+                    settings |= {bound} if bound is not None else set()
             if settings:
                 needs[name] = settings
     refused = set().union(*needs.values())
     for builder in builders:
         if refused:
-            refused &= _refused(model.project, builder, python_name(builder.name), refused)
+            # Built for the builder's config: its construction fails, or the class's own does.
+            architecture = python_name(builder.name)
+            failing = _refused(model.project, builder, architecture, refused)
+            if builder != first:
+                failing |= _refused(model.project, first, architecture, refused - failing)
+            refused &= failing
     return {name: [("false", "")] for name, settings in needs.items() if settings & refused}
 
 
@@ -101,9 +115,10 @@ def _built_as(
 ) -> list[ClassRef]:
     """The classes whose names are the architectures the class is built for:
     itself where its module lists it in ``EntryClass`` (sglang's registry);
-    else the classes so listed whose ``__init__`` builds it, where every
-    other mention of it in the audited files is its definition, an import or
-    a base (an EAGLE draft's inner model). Empty where neither holds."""
+    else the classes so listed whose ``__init__`` builds it (or stores it on
+    the instance it builds, ``self.model_cls = Name``), where every other
+    mention of it in the audited files is its definition, an import or a
+    base (an EAGLE draft's inner model). Empty where neither holds."""
     tree = module_tree(project, ref.module)
     if tree is None:
         return []
@@ -126,9 +141,13 @@ def _built_as(
                 allowed.update(id(n) for base in node.bases for n in ast.walk(base))
                 init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
                 if data == source and node.name in entries and init is not None:
-                    for call in ast.walk(init):
-                        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == name:
-                            allowed.add(id(call.func))
+                    for built in ast.walk(init):
+                        # ``Name(...)``, or ``self.model_cls = Name``: what its construction builds
+                        named = (built.func if isinstance(built, ast.Call)
+                                 else built.value if isinstance(built, ast.Assign) and len(built.targets) == 1
+                                 and _self_attr(built.targets[0]) is not None else None)
+                        if isinstance(named, ast.Name) and named.id == name:
+                            allowed.add(id(named))
                             builders.add(node.name)
         for node in ast.walk(file_tree):
             if ((isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute)

@@ -66,12 +66,25 @@ def function_node(project: Project, origin: str) -> ast.FunctionDef | None:
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
 
 
-def settings_of_call(project: Project, modules: Iterable[str], name: str, count: int) -> set[str]:
-    """The settings without which ``name(...)`` with ``count`` positional
-    arguments, written in one of ``modules`` (those of the class's methods),
-    is never true: the function itself where it takes no arguments, and the
-    setting its true results all need. Empty where ``name`` is not one
-    module-level function in all of them (a name a function binds may be anything)."""
+#: How a need spells a parameter of the function (its index) rather than a setting: ``#1``.
+PARAMETER = "#"
+
+
+def parse_called(spelled: str) -> tuple[str, int, dict[int, str]]:
+    """(name, positional arguments, index -> the instance's attribute passed
+    there) of a requirement ``CALLED`` spells, less that prefix: ``uses_cp/2/1.flag``."""
+    name, count, *passed = spelled.split("/")
+    attrs = dict(item.split(".", 1) for item in passed)
+    return name, int(count), {int(index): attr for index, attr in attrs.items()}
+
+
+def needs_of_call(project: Project, modules: Iterable[str], name: str, count: int) -> set[str]:
+    """What ``name(...)`` with ``count`` positional arguments, written in one
+    of ``modules`` (those of the class's methods), is never true without:
+    the function itself where it takes no arguments, and the setting its
+    true results all need (or the parameter, ``#index``, they all need).
+    Empty where ``name`` is not one module-level function in all of them (a
+    name a function binds may be anything)."""
     origins = set()
     for module in modules:
         tree = module_tree(project, module)
@@ -109,7 +122,8 @@ def _bound_in_a_function(tree: ast.Module, name: str) -> bool:
 def needed_setting(project: Project, module: str, function: ast.FunctionDef, count: int) -> str | None:
     """The setting every true ``return`` of ``function``, called with
     ``count`` positional arguments, runs under (a test that needs it, or a
-    conjunction returned that holds it); None where one may run without it."""
+    conjunction returned that holds it), or the parameter (``#index``) they
+    all need true; None where one may run without either."""
     arguments = function.args
     if arguments.posonlyargs or arguments.vararg or count > len(arguments.args):
         return None
@@ -119,7 +133,8 @@ def needed_setting(project: Project, module: str, function: ast.FunctionDef, cou
         if a in arguments.args[count:] and isinstance(default, ast.Constant) and default.value is None
     }
     reader = _Needs(project, module, local_imports(function))
-    if not reader.block(function.body, None, {}, unpassed_none) or len(reader.needed) != 1:
+    passed = {a.arg: f"{PARAMETER}{index}" for index, a in enumerate(arguments.args[:count])}
+    if not reader.block(function.body, None, passed, unpassed_none) or len(reader.needed) != 1:
         return None
     return next(iter(reader.needed))
 

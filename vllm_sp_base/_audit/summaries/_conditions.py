@@ -58,7 +58,9 @@ def empty_sequence(value: ast.expr) -> str | None:
 #: How a requirement spells a predicate called on what the instance holds: ``a.is_x()``.
 PREDICATE = "()"
 #: How a requirement spells a call of a function by name, with how many
-#: positional arguments: ``%uses_cp/1`` (what a setting it needs can decide).
+#: positional arguments and which of them are attributes of the instance:
+#: ``%uses_cp/2/1.cp_enabled`` for ``uses_cp(batch, self.cp_enabled)`` (what a
+#: setting it needs, or the attribute passed for it, can decide).
 CALLED = "%"
 #: Literals a membership test always fails on (``empty_sequence``).
 EMPTY_SEQUENCES = frozenset({"[]", "()"})
@@ -142,7 +144,9 @@ class EnclosingTests:
             return [chain if truth else "!" + chain]
         if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.keywords
                 and not any(isinstance(a, ast.Starred) for a in test.args)):
-            called = f"{CALLED}{test.func.id}/{len(test.args)}"
+            passed = "".join(f"/{index}.{attr}" for index, arg in enumerate(test.args)
+                             if (attr := self._self_chain(arg)) is not None and "." not in attr)
+            called = f"{CALLED}{test.func.id}/{len(test.args)}{passed}"
             return [called if truth else "!" + called]
         if isinstance(test, ast.Name):
             # A name of the method (a keyword argument an engine passes only
