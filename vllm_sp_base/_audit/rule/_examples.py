@@ -853,6 +853,19 @@ VALID = (
                 return StandaloneWorker  # chosen only for STANDALONE: never is_eagle3()
             raise ValueError(self)
     """), name="worker-chosen-for-another-value"),
+    Example("""
+        class Cache:
+            def __init__(self):
+                self.layers = []
+            @property
+            def max_batch_size(self):
+                return len(self.layers)
+        class HybridCache(Cache):
+            max_batch_size = None  # hides Cache.max_batch_size: the instance reads a plain attribute
+            def __init__(self, size):
+                self.max_batch_size = size
+                self.sizes = [self.max_batch_size] * 2
+    """, name="property-a-subclass-hides"),
     Example(_refusing(), name="setting-the-class-is-never-built-with"),
     Example(_refusing_inner(), name="call-true-only-with-a-setting-no-build-survives"),
     Example(_refusing_inner(test="is_prefill_cp()"), name="setting-called-where-no-build-survives"),
@@ -1361,6 +1374,17 @@ INVALID = (
         def draft_algorithm(args):
             return Algorithm.from_string(args.draft_algorithm)  # a second setting: two values
     """), (("StandaloneWorker", "use_aux_hidden_state", "warning"),), name="algorithm-read-from-two-settings"),
+    Example("""
+        class Cache:
+            def __init__(self):
+                self.layers = []
+            @property
+            def max_batch_size(self):
+                return len(self.layers)
+        class HybridCache(Cache):
+            def __init__(self, size):
+                self.sizes = [self.max_batch_size] * 2  # the base's property runs
+    """, (("HybridCache", "layers", "error"),), name="property-the-subclass-reads"),
     Example(_refusing(listed='"DeepseekV32ForCausalLM", "LiteForCausalLM"'),
             (("LiteForCausalLM", "use_nsa", "warning"),), name="setting-the-architecture-passes"),
     Example(_refusing(build="""if config.use_mla:

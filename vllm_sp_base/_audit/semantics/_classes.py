@@ -64,6 +64,12 @@ class ClassModel:
             )
         return self._properties
 
+    def class_attr_before(self, name: str, index: int) -> bool:
+        """Whether a class before ``mro[index]`` binds ``name`` in its body
+        (not as a method): Python finds that first, so what ``mro[index]``
+        defines under the name (a property) is not what the instance reads."""
+        return any(info is not None and name in info.class_attrs for info in self.infos[:index])
+
     def lookup(self, name: str, start: int = 0) -> Found | None:
         """What ``name`` finds from ``mro[start]`` on; None where no class defines it."""
         mro, infos = self.mro, self.infos
@@ -230,6 +236,8 @@ def walk(
             found = None
             if type(event) is Read and event.attr in model.properties:
                 found = model.lookup(event.attr, 0)
+                if found is not None and model.class_attr_before(event.attr, found[0]):
+                    found = None  # ``max_batch_size = None`` in a subclass hides the base's property
             callee = found[1] if found is not None else None
             if callee is None or not callee.is_property:
                 continue
