@@ -24,7 +24,7 @@ from vllm_sp_base._audit.semantics._construction import (
     would_set,
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
-from vllm_sp_base._audit.semantics._outside import filled_from_outside, set_on_every_build
+from vllm_sp_base._audit.semantics._outside import filled_from_outside
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
 from vllm_sp_base._audit.semantics._refused import refused_settings
 from vllm_sp_base._audit.semantics._runtime import (
@@ -35,8 +35,7 @@ from vllm_sp_base._audit.semantics._runtime import (
     set_by_the_engine,
 )
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
-from vllm_sp_base._audit.summaries._events import RAISES, Known, requirements
-from vllm_sp_base._audit.summaries._summaries import python_name
+from vllm_sp_base._audit.summaries._events import Known, requirements
 
 
 class SkippedInitRead:
@@ -137,7 +136,6 @@ class SkippedInitRead:
             **role_facts(model, tested), **self._constants(model, built, tested, only_skipped),
             **chosen_facts(model, built, tested, only_skipped, self.spelling),
             **refused_settings(model, built, tested, only_skipped, self.spelling),
-            **self._lacking(model, tested, missing, only_skipped),
         } if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)
@@ -168,24 +166,6 @@ class SkippedInitRead:
             self._finding(model, ref, severity, entry, read, would[read.attr], skippers)
             for severity, entry, read in sorted(findings, key=lambda f: f[2].attr)
         ]
-
-    def _lacking(
-        self, model: ClassModel, tested: set[str], missing: set[str], only_skipped: set[tuple[int, str]]
-    ) -> Known:
-        """Tests that read an attribute the built instance lacks
-        (``if self._fuse_inside:`` where nothing sets it): they raise, so
-        what runs only under them never runs, and the test's own read is
-        what is reported. Not an attribute another method sets, the engine
-        sets, or every build of the class assigns from outside."""
-        lacking = {name.split(".")[0] for name in tested} & missing
-        if not lacking:
-            return {}
-        lacking -= self._set_elsewhere(model, lacking, only_skipped) | set_by_the_engine(model)
-        first = model.mro[0]
-        if lacking and self.spelling is not None and isinstance(first, ClassRef):
-            name = python_name(first.name)
-            lacking -= set_on_every_build(name, lacking, self.spelling(name))
-        return {name: [RAISES] for name in tested if name.split(".")[0] in lacking}
 
     def _skipped_under_a_test(
         self, model: ClassModel, ref: ClassRef, built: Construction, reported: set[str]

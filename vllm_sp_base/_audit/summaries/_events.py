@@ -147,17 +147,10 @@ def holds(test: str, literal: str, value: str) -> bool:
     return (value == literal) == (test == "==")
 
 
-#: What is known of an attribute the instance lacks: any test of it raises.
-RAISES = ("raises", "")
-
-
 def excludes(fact: tuple[str, str], needed: tuple[str, str]) -> bool:
     """Whether an attribute known to pass ``fact`` (test, literal) surely fails
-    ``needed``: ``== False`` excludes ``true``; ``!= None`` excludes ``== None``;
-    a test of what the instance lacks (``RAISES``) never passes."""
+    ``needed``: ``== False`` excludes ``true``; ``!= None`` excludes ``== None``."""
     (known, known_literal), (test, literal) = fact, needed
-    if fact == RAISES:
-        return True
     if known == "==":
         return not holds(test, literal, known_literal)
     if test == "==":
