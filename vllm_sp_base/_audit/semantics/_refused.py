@@ -12,9 +12,12 @@ fails::
 
 no instance exists with that setting on: a flag the class binds to the same
 setting (``self.nsa_enable_prefill_cp = is_nsa_enable_prefill_cp()``) is
-False on every built instance, and what runs only under it never runs.
+False on every built instance, and what runs only under it never runs; so is
+a call of a function true only under the setting (``_settings``), or under
+a parameter the class passes such a flag to. An inner model that only
+registered classes build (an EAGLE draft's) is built for their names.
 
-Read from source, only for a flag a finding's way tests. Only what
+Read from source, only for a flag or a call a finding's way tests. Only what
 construction runs on no condition counts: a sub-module built under a test, a
 setting read with arguments, an assertion of anything but the architecture
 list decide nothing.
@@ -75,15 +78,7 @@ def refused_settings(
             if setting is not None:
                 needs[name] = {setting}
         elif name.startswith(CALLED):
-            function, count, passed = parse_called(name[len(CALLED):])
-            settings = set()
-            for need in needs_of_call(model.project, modules, function, count):
-                if not need.startswith(PARAMETER):
-                    settings.add(need)
-                elif (attr := passed.get(int(need[len(PARAMETER):]))) is not None:
-                    # ``uses_cp(batch, self.cp_enabled)``: the attribute passed is what it needs
-                    bound = _setting_bound(model, built, attr, not_run)
-                    settings |= {bound} if bound is not None else set()
+            settings = _settings_called(model, built, modules, name[len(CALLED):], not_run)
             if settings:
                 needs[name] = settings
     refused = set().union(*needs.values())
@@ -108,6 +103,23 @@ def _setting_bound(
         return None
     owner, function, value = found
     return setting_called(model.project, owner.module, value, local_imports(function))
+
+
+def _settings_called(
+    model: ClassModel, built: Construction, modules: set[str], spelled: str, not_run: set[tuple[int, str]],
+) -> set[str]:
+    """The settings without which the call a requirement spells
+    (``uses_cp/2/1.cp_enabled``) is never true: those the function needs, and
+    for a parameter it needs, the setting of the flag the class passes there."""
+    function, count, passed = parse_called(spelled)
+    settings: set[str] = set()
+    for need in needs_of_call(model.project, modules, function, count):
+        if not need.startswith(PARAMETER):
+            settings.add(need)
+        elif (attr := passed.get(int(need[len(PARAMETER):]))) is not None:
+            bound = _setting_bound(model, built, attr, not_run)
+            settings |= {bound} if bound is not None else set()
+    return settings
 
 
 def _built_as(
