@@ -140,17 +140,13 @@ def _workers(factory: str, elsewhere: str = "") -> str:
 
 
 #: sglang's shape: a sub-module's ``__init__`` asserts, under a setting, an
-#: architecture test the class's own name fails (the examples vary the list
-#: and how the sub-module is built).
-def _refusing(listed: str = '"DeepseekV32ForCausalLM"', build: str = "self.self_attn = Attention(config=config)") -> str:
-    return textwrap.dedent("""
+#: architecture test the class's own name fails (LISTED: the names that pass).
+_ASSERTING_ATTENTION = """
         from torch import nn
         def is_prefill_cp():
             return False
         def is_nsa(config):
             return config.architectures is not None and config.architectures[0] in [LISTED]
-        def make_layers(count, factory):
-            return nn.ModuleList([factory(i) for i in range(count)])
         class Attention(nn.Module):
             def __init__(self, config):
                 super().__init__()
@@ -158,6 +154,14 @@ def _refusing(listed: str = '"DeepseekV32ForCausalLM"', build: str = "self.self_
                 self.prefill_cp = is_prefill_cp()
                 if self.prefill_cp:
                     assert self.use_nsa, "context parallel needs NSA"
+"""
+
+
+#: The examples vary the list and how the sub-module is built.
+def _refusing(listed: str = '"DeepseekV32ForCausalLM"', build: str = "self.self_attn = Attention(config=config)") -> str:
+    return textwrap.dedent(_ASSERTING_ATTENTION + """
+        def make_layers(count, factory):
+            return nn.ModuleList([factory(i) for i in range(count)])
         class DecoderLayer(nn.Module):
             def __init__(self, config):
                 super().__init__()
@@ -186,10 +190,7 @@ def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.m
     """An inner model built only by a registered class's ``__init__``; its
     inherited ``forward`` reads under a function of the batch that is true
     only with a setting every build of it refuses."""
-    return textwrap.dedent("""
-        from torch import nn
-        def is_prefill_cp():
-            return False
+    return textwrap.dedent(_ASSERTING_ATTENTION.replace("LISTED", '"DeepseekV32ForCausalLM"') + """
         def uses_prefill_cp(batch, enabled=None):
             if enabled is None:
                 enabled = is_prefill_cp()
@@ -199,15 +200,6 @@ def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.m
                 return False
         def uses_cp_flag(batch, enabled):
             return batch.meta is not None and enabled
-        def is_nsa(config):
-            return config.architectures[0] in ["DeepseekV32ForCausalLM"]
-        class Attention(nn.Module):
-            def __init__(self, config):
-                super().__init__()
-                self.use_nsa = is_nsa(config)
-                self.prefill_cp = is_prefill_cp()
-                if self.prefill_cp:
-                    assert self.use_nsa, "context parallel needs NSA"
         class DeepseekModel(nn.Module):
             def __init__(self, config):
                 super().__init__()

@@ -46,6 +46,55 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
     return found is not None and any(uses.as_base or uses.init_run for _, uses in found)
 
 
+Places = set[tuple[int, int]]  # (line, column) of name nodes in one file
+
+
+def only_named_at(name: str, texts: Iterable[tuple[str, bytes]], allowed: Callable[[bytes, ast.Module], Places]) -> bool:
+    """Whether every mention of ``name`` in ``texts`` (the audited files that
+    spell it) is its definition, an import under its own name, a base in a
+    class header, or one of the places ``allowed`` gives in that file: then
+    nothing builds it out of sight. A string that names it (a registry), an
+    import under another name, a file that does not parse, or more than
+    ``MAX_FILES`` files: it may be built anywhere."""
+    trees = parsed_texts(texts)
+    if trees is None:
+        return False
+    for data, tree in trees:
+        places = allowed(data, tree) | {
+            (n.lineno, n.col_offset) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+            for base in c.bases for n in ast.walk(base) if isinstance(n, ast.expr)
+        }
+        for node in ast.walk(tree):
+            if (((isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name))
+                    and (node.lineno, node.col_offset) not in places):
+                return False  # named as a value
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and name in node.value:
+                return False
+            if renamed(node, name):
+                return False
+    return True
+
+
+def parsed_texts(texts: Iterable[tuple[str, bytes]]) -> list[tuple[bytes, ast.Module]] | None:
+    """Each of ``texts`` (the files that spell a name) with its one parse;
+    None where there are none, more than ``MAX_FILES``, or one does not
+    parse: then what they do with the name cannot be told."""
+    found = []
+    for count, (_, data) in enumerate(texts, 1):
+        tree = parsed(data) if count <= MAX_FILES else None
+        if tree is None:
+            return None
+        found.append((data, tree))
+    return found or None
+
+
+def renamed(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` imports ``name`` under another name (``import ... as``):
+    what uses it there is out of a search for the name."""
+    return isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+        alias.name.rsplit(".", 1)[-1] == name and alias.asname not in (None, name) for alias in node.names)
+
+
 #: Where a generated file says what it was generated from (its header).
 _GENERATED_FROM = re.compile(rb"generated\s+from\s+(\S+)", re.IGNORECASE)
 _HEADER = 4096

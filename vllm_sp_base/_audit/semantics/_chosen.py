@@ -26,16 +26,15 @@ import ast
 from collections.abc import Callable, Iterator
 
 from vllm_sp_base._audit.semantics._bound import bound_value
+from vllm_sp_base._audit.semantics._built import only_named_at, parsed_texts, renamed
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import Construction
-from vllm_sp_base._audit.semantics._parsed import class_node, module_source, parsed
+from vllm_sp_base._audit.semantics._parsed import class_node, module_source
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import PREDICATE
 from vllm_sp_base._audit.summaries._events import Known
 from vllm_sp_base._audit.summaries._summaries import python_name
 
-#: Past this many files that spell a name, give up (a name that common is used out of sight).
-MAX_FILES = 40
 #: What an enum class derives from (``enum.Enum``, ``IntEnum``, ``StrEnum``).
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum"})
 
@@ -104,14 +103,12 @@ def _one_setting(enum: str, setting: str, texts: list[tuple[str, bytes]]) -> boo
     one of its class methods, a lookup ``E[...]``) reads the setting named
     ``setting`` (``server_args.speculative_algorithm``,
     ``get_global_server_args().speculative_algorithm``): one value per server."""
-    if not texts or len(texts) > MAX_FILES:
+    trees = parsed_texts(texts)
+    if trees is None:
         return False
-    for _, data in texts:
-        tree = parsed(data)
-        if tree is None:
-            return False
+    for _, tree in trees:
         for node in ast.walk(tree):
-            if _renamed(node, enum):
+            if renamed(node, enum):
                 return False  # used under another name: its conversions are out of sight
             if isinstance(node, ast.Call):
                 func = node.func.value if isinstance(node.func, ast.Attribute) else node.func
@@ -291,32 +288,11 @@ def _chosen_for(class_name: str, enum: _Enum, texts: list[tuple[str, bytes]]) ->
     other mention of the class in ``texts`` is its definition, an import or a
     base; None otherwise."""
     chosen = enum.chosen(class_name)
-    if chosen is None or not texts or len(texts) > MAX_FILES:
+    if chosen is None:
         return None
     members, returned = chosen
-    for _, data in texts:
-        tree = parsed(data)
-        if tree is None:
-            return None
-        bases = {id(b) for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases}
-        factory = returned if data == enum.source else set()
-        for node in ast.walk(tree):
-            named = (isinstance(node, ast.Name) and node.id == class_name) or (
-                isinstance(node, ast.Attribute) and node.attr == class_name)
-            if (named and isinstance(node, ast.expr) and id(node) not in bases
-                    and (node.lineno, node.col_offset) not in factory):
-                return None
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and class_name in node.value:
-                return None  # named in a string: a registry may build it
-            if _renamed(node, class_name):
-                return None  # imported under another name: built out of sight
-    return members
-
-
-def _renamed(node: ast.AST, name: str) -> bool:
-    """Whether ``node`` imports ``name`` under another name (``import ... as``)."""
-    return isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-        alias.name.rsplit(".", 1)[-1] == name and alias.asname not in (None, name) for alias in node.names)
+    factory = only_named_at(class_name, texts, lambda data, _: returned if data == enum.source else set())
+    return members if factory else None
 
 
 def _docstring(statement: ast.stmt) -> bool:

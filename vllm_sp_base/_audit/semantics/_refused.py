@@ -29,9 +29,10 @@ import ast
 from collections.abc import Callable, Iterator
 
 from vllm_sp_base._audit.semantics._bound import bound_value
+from vllm_sp_base._audit.semantics._built import only_named_at
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import Construction, construct
-from vllm_sp_base._audit.semantics._parsed import method_node, module_source, module_tree, parsed
+from vllm_sp_base._audit.semantics._parsed import method_node, module_source, module_tree
 from vllm_sp_base._audit.semantics._project import ClassRef, Project
 from vllm_sp_base._audit.semantics._settings import (
     PARAMETER,
@@ -50,8 +51,6 @@ from vllm_sp_base._audit.summaries._summaries import python_name
 #: How far construction is followed into the sub-modules it builds, and how many classes at most.
 MAX_DEPTH = 5
 MAX_CLASSES = 60
-#: Past this many files that spell the class's name, who builds it is not looked for.
-MAX_FILES = 40
 _ENTRY_CLASS = "EntryClass"
 _ARCHITECTURES = "architectures"
 
@@ -139,37 +138,31 @@ def _built_as(
     if name in entries:
         return [ref]
     texts = spelling(name) if spelling is not None and entries else []
-    if not texts or len(texts) > MAX_FILES:
-        return []
     source = module_source(project, ref.module)
     builders: set[str] = set()
-    for _, data in texts:
-        file_tree = parsed(data)
-        if file_tree is None:
-            return []
-        allowed: set[int] = set()
-        for node in ast.walk(file_tree):
-            if isinstance(node, ast.ClassDef):
-                allowed.update(id(n) for base in node.bases for n in ast.walk(base))
-                init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-                if data == source and node.name in entries and init is not None:
-                    for built in ast.walk(init):
-                        # ``Name(...)``, or ``self.model_cls = Name``: what its construction builds
-                        named = (built.func if isinstance(built, ast.Call)
-                                 else built.value if isinstance(built, ast.Assign) and len(built.targets) == 1
-                                 and _self_attr(built.targets[0]) is not None else None)
-                        if isinstance(named, ast.Name) and named.id == name:
-                            allowed.add(id(named))
-                            builders.add(node.name)
-        for node in ast.walk(file_tree):
-            if ((isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute)
-                                                                     and node.attr == name)) and id(node) not in allowed:
-                return []  # named as a value: may be built out of sight
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and name in node.value:
-                return []  # named in a string: a registry may build it
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                    alias.name.rsplit(".", 1)[-1] == name and alias.asname not in (None, name) for alias in node.names):
-                return []  # imported under another name: built out of sight
+
+    def builds(data: bytes, tree: ast.Module) -> set[tuple[int, int]]:
+        """In the class's own module, where a listed class's ``__init__``
+        builds it (``Name(...)``) or stores it on the instance it builds
+        (``self.model_cls = Name``)."""
+        places: set[tuple[int, int]] = set()
+        if data != source:
+            return places
+        for node in tree.body:
+            if not (isinstance(node, ast.ClassDef) and node.name in entries):
+                continue
+            init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+            for built in ast.walk(init) if init is not None else ():
+                named = (built.func if isinstance(built, ast.Call)
+                         else built.value if isinstance(built, ast.Assign) and len(built.targets) == 1
+                         and _self_attr(built.targets[0]) is not None else None)
+                if isinstance(named, ast.Name) and named.id == name:
+                    places.add((named.lineno, named.col_offset))
+                    builders.add(node.name)
+        return places
+
+    if not only_named_at(name, texts, builds):
+        return []
     found = [project.class_ref(f"{ref.module}.{builder}") for builder in sorted(builders)]
     return [builder for builder in found if builder is not None]
 

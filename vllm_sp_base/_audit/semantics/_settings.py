@@ -106,16 +106,18 @@ def needs_of_call(project: Project, modules: Iterable[str], name: str, count: in
 
 
 def _bound_in_a_function(tree: ast.Module, name: str) -> bool:
-    """Whether a function of ``tree`` binds ``name`` (a parameter, an
-    assignment, its own import): a call of it there may call anything."""
+    """Whether a function of ``tree`` (or a class body) binds ``name`` (a
+    parameter, an assignment, its own import): a call of it there may call
+    anything. One walk; what the module's own statements bind is its binding."""
+    module_level = {id(node) for statement in tree.body for node in outside_nested_functions(statement)}
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for inner in ast.walk(node):
-                if ((isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store) and inner.id == name)
-                        or (isinstance(inner, ast.arg) and inner.arg == name)
-                        or (isinstance(inner, (ast.Import, ast.ImportFrom))
-                            and any((a.asname or a.name) == name for a in inner.names))):
-                    return True
+        if id(node) in module_level:
+            continue
+        if ((isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name)
+                or (isinstance(node, ast.arg) and node.arg == name)
+                or (isinstance(node, (ast.Import, ast.ImportFrom))
+                    and any((a.asname or a.name) == name for a in node.names))):
+            return True
     return False
 
 
