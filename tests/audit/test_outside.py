@@ -69,3 +69,72 @@ def test_a_build_out_of_sight_keeps_the_findings(tmp_path: Path, elsewhere: str)
         ("m.Built", "config", "__init__"), ("m.Built", "other", "forward"),
         ("m.Probe", "config", "forward"), ("m.Probe", "other", "forward"),
     }
+
+
+HOOKED = textwrap.dedent('''
+    from torch import nn
+
+    class Linear(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.weight = n
+            self.bias = None
+        def forward(self, x):
+            return x * self.weight + (self.bias or 0)
+
+    class Hooked(Linear):
+        """Built by ``Hooked.from_linear`` only, which Hooked callers use."""
+        def __init__(self):
+            nn.Module.__init__(self)  # allocating the weight again is what it avoids
+        @staticmethod
+        def from_linear(m):
+            hooked = Hooked()
+            hooked.weight = m.weight
+            hooked.bias = m.bias
+            return hooked
+''')
+
+
+@pytest.mark.parametrize("caller", [
+    "def swap(m):\n    return Hooked.from_linear(m)",
+    'def swap(m):\n    """Swaps each Linear for a Hooked."""\n    return Hooked.from_linear(m)',
+])
+def test_a_class_built_through_its_own_factory_that_assigns_is_not_reported(tmp_path: Path, caller: str) -> None:
+    (tmp_path / "m.py").write_text(HOOKED + "\n" + caller + "\n")
+    result = audit([str(tmp_path)], cache=Cache(None, False))
+    assert result.findings == []
+
+
+@pytest.mark.parametrize("factory", [
+    # ``cls()`` builds whatever class it is called on: out of sight of the name.
+    "    @classmethod\n    def make(cls, m):\n        return cls()",
+    "    def clone(self):\n        return type(self)()",
+])
+def test_a_factory_that_builds_through_cls_keeps_the_findings(tmp_path: Path, factory: str) -> None:
+    (tmp_path / "m.py").write_text(HOOKED + factory + "\n\ndef swap(m):\n    return Hooked.make(m)\n")
+    result = audit([str(tmp_path)], cache=Cache(None, False))
+    assert {(f.class_name, f.attribute) for f in result.findings} == {("m.Hooked", "weight"), ("m.Hooked", "bias")}
+
+
+def test_a_string_that_names_the_class_as_a_value_still_counts(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(HOOKED + '\nLAYERS = {"hooked": "Hooked"}\n')
+    result = audit([str(tmp_path)], cache=Cache(None, False))
+    assert {(f.class_name, f.attribute) for f in result.findings} == {("m.Hooked", "weight"), ("m.Hooked", "bias")}
+
+
+def test_a_class_whose_own_factory_builds_another_is_never_built_here(tmp_path: Path) -> None:
+    # The project's only way to it is ``Wrong.from_linear``, which returns a Hooked.
+    wrong = textwrap.dedent('''
+        class Wrong(Linear):
+            def __init__(self):
+                nn.Module.__init__(self)
+            @staticmethod
+            def from_linear(m):
+                return Hooked.from_linear(m)
+
+        def swap(m):
+            return Wrong.from_linear(m)
+    ''')
+    (tmp_path / "m.py").write_text(HOOKED + wrong)
+    result = audit([str(tmp_path)], cache=Cache(None, False))
+    assert result.findings == []

@@ -226,6 +226,27 @@ def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.m
 
 
 #: Modules on which the rule reports nothing.
+def _skips_a_target_only_setter(name: str) -> str:
+    """A class named ``name`` that skips an ``__init__`` whose flag only a
+    setter the engine calls on the target (EAGLE3's capture) sets again."""
+    return f"""
+        from torch import nn
+        class Qwen2ForCausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.capture_aux_hidden_states = False
+            def forward(self, x):
+                if self.capture_aux_hidden_states:
+                    return x, x
+                return x
+            def set_eagle3_layers_to_capture(self, layer_ids):
+                self.capture_aux_hidden_states = True
+        class {name}(Qwen2ForCausalLM):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """
+
+
 VALID = (
     Example("""
         from torch import nn
@@ -708,6 +729,20 @@ VALID = (
                 return getattr(self.worker, name)  # what it lacks, the delegate answers
     """, name="delegate-getattr-answers"),
     Example("""
+        class Optimizer:
+            def __init__(self, params):
+                self.param_groups = list(params)
+        class Wrapped(Optimizer):
+            def __init__(self, base):
+                self.base = base  # skips Optimizer.__init__, but:
+                self.size = len(self.param_groups)
+            def __getattribute__(self, name):
+                try:
+                    return super().__getattribute__(name)
+                except AttributeError:
+                    return self.base.__getattribute__(name)  # a failed lookup goes to the base
+    """, name="delegate-getattribute-answers"),
+    Example("""
         from torch import nn
         from not_installed_anywhere import RemoteTrainer
         class Trainer(nn.Module):
@@ -845,11 +880,24 @@ VALID = (
     Example(_refusing_inner(test="uses_cp_flag(batch, self.prefill_cp)"), name="call-given-a-flag-of-the-setting"),
     Example(_refusing_inner(builds="""self.model_cls = InnerModel  # stored, then built by its own construction
                 self.model = self.model_cls(config)"""), name="inner-model-stored-by-its-builder"),
+    Example(_skips_a_target_only_setter("Qwen2Custom"), name="target-setter-may-run-first"),
 )
 
 
 #: Modules and what the rule reports on each.
 INVALID = (
+    Example(_skips_a_target_only_setter("Qwen2ForCausalLMEagle"), (("Qwen2ForCausalLMEagle", "capture_aux_hidden_states", "error"),), name="draft-target-only-setter"),
+    Example("""
+        class Optimizer:
+            def __init__(self, params):
+                self.param_groups = list(params)
+        class Logged(Optimizer):
+            def __init__(self, base):
+                self.size = len(self.param_groups)
+            def __getattribute__(self, name):
+                print(name)
+                return super().__getattribute__(name)  # no fallback: the lookup still fails
+    """, (("Logged", "param_groups", "error"),), name="getattribute-without-fallback"),
     Example("""
         class Module:
             pass

@@ -28,9 +28,11 @@ from vllm_sp_base._audit.semantics._outside import filled_from_outside
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
 from vllm_sp_base._audit.semantics._refused import refused_settings
 from vllm_sp_base._audit.semantics._runtime import (
+    TARGET_ONLY,
     entry_points_for,
     feature,
     filled_on_this_instance,
+    is_draft,
     role_facts,
     set_by_the_engine,
 )
@@ -98,9 +100,11 @@ class SkippedInitRead:
             return []
         if model.marked("__new__", "returns_other"):
             return []  # C(...) builds other classes: they are checked
-        if model.marked("__getattr__", "raises_attribute_error") is False:
+        if model.marked("__getattr__", "raises_attribute_error") is False or model.marked(
+                "__getattribute__", "answers_missing"):
             # A ``__getattr__`` that may answer (a delegate's ``getattr(self.worker,
-            # name)``) serves what the skipped ``__init__`` left unset: no read is sure to fail.
+            # name)``), or a ``__getattribute__`` that catches a failed lookup, serves
+            # what the skipped ``__init__`` left unset: no read is sure to fail.
             return []
         built = construct(model)
         findings = self._skipped(model, ref, built)
@@ -220,14 +224,17 @@ class SkippedInitRead:
         self, model: ClassModel, missing: set[str], only_skipped: set[tuple[int, str]]
     ) -> set[str]:
         """Attributes some other method of the MRO sets (a lazy setter, a
-        ``setup()`` the runner calls first): a read of them may well run after."""
+        ``setup()`` the runner calls first): a read of them may well run after.
+        Not a setter the engine calls only on the target, on a draft."""
         names = [attr.encode() for attr in missing]
+        not_run = TARGET_ONLY if is_draft(model) else frozenset()
         found: set[str] = set()
         for index, info in enumerate(model.infos):
             if info is None:
                 continue
             for name, method in info.methods.items():
-                if name == "__init__" or (index, name) in only_skipped or not method.may_name(names):
+                if (name == "__init__" or name in not_run or (index, name) in only_skipped
+                        or not method.may_name(names)):
                     continue
                 found.update(method.sets)
         return found & missing

@@ -4,9 +4,13 @@ it (``probe = Probe.__new__(Probe)``, ``runner = Runner(cfg)``) then assigns
 attribute whatever its ``__init__`` skipped; where every build of the class is
 such a place, a read of it after construction cannot fail.
 
+A call of one of the class's own factories (``Hooked.from_linear(m)``, a
+function in its body that builds by name, not through ``cls``) is no build
+out of sight: its builds are read like any other; where the project gets
+its instances only so and no factory builds one, nothing here builds it.
 Any other mention of the class (passed as a value, named in a string, a
-registry entry) may build it out of sight without the assignment: then
-nothing is dropped.
+registry entry; not a docstring) may build it out of sight without the
+assignment: then nothing is dropped.
 
 And which functions bind or fill an attribute on an object not their own
 ``self`` (an owner's ``self.model.layers_to_capture = [...]``): what a list
@@ -49,11 +53,12 @@ def set_on_every_build(name: str, attrs: set[str], texts: Iterable[tuple[str, by
     if any(spellings[path][1] for path, _ in files):
         return set()  # named in a string (a model registry's entry): built out of sight, unparsed
     assigned = set(attrs)  # what every build so far assigns
-    every_build_seen = False
+    every_build_seen = False  # or the project gets its instances from the class's own factories
     for path, data in files:
         builds = builds_in(path, data)
         if builds is None or name in builds.elsewhere:
             return set()
+        every_build_seen |= name in builds.through_factory
         for found in builds.assigned.get(name, ()):
             assigned &= found
             every_build_seen = True
@@ -94,6 +99,7 @@ class Builds:
 
     assigned: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     elsewhere: set[str] = field(default_factory=set)
+    through_factory: set[str] = field(default_factory=set)  # ``Name.from_x(...)`` called
 
 
 @functools.lru_cache(maxsize=256)
@@ -118,14 +124,49 @@ def builds_in(path: str, data: bytes) -> Builds | None:
             followed.update(id(n) for arg in node.args for n in ast.walk(arg))
     for body in scopes:
         _scope(body, found, followed)
+    factories = _factories(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            followed.add(id(node.value))  # a docstring names, it builds nothing
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.attr in factories.get(node.value.id, ())):
+            followed.add(id(node.value))  # ``Name.from_x(...)``: its builds are in its body, read above
+            found.through_factory.add(node.value.id)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and id(node) not in followed:
             found.elsewhere.add(node.id)
         elif isinstance(node, ast.Attribute) and id(node) not in followed:
             found.elsewhere.add(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in followed:
             found.elsewhere.update(_WORD.findall(node.value))
     return found
+
+
+def _factories(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """For each class the module defines, the functions in its body that build
+    no instance out of sight: not through ``cls(...)``, ``type(self)(...)``
+    or ``self.__class__(...)``, only by a name the scopes read."""
+    found: dict[str, frozenset[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            found[node.name] = frozenset(
+                item.name for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _builds_its_own(item))
+    return found
+
+
+def _builds_its_own(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``function`` may build an instance of the class it is called on."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "__new__":
+                func = func.value
+            if ((isinstance(func, ast.Name) and func.id == "cls")
+                    or (isinstance(func, ast.Attribute) and func.attr == "__class__")
+                    or (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type")):
+                return True
+    return False
 
 
 def _built_class(node: ast.expr | None) -> str | None:

@@ -89,6 +89,8 @@ class Marker:
     kind ``returns_other``: ``__new__`` returns what another call builds, so
     ``C(...)`` may not be a C; ``raises_attribute_error``: the method raises
     AttributeError itself (a ``__getattr__`` that does is no fallback);
+    ``answers_missing``: ``__getattribute__`` catches the AttributeError of a
+    lookup and answers otherwise (a fallback, as a ``__getattr__`` is);
     ``raises``: a ``raise`` statement (on no condition: nothing after it runs,
     and an ``__init__`` that gets there builds nothing)."""
 

@@ -251,6 +251,9 @@ class MethodVisitor(ast.NodeVisitor):
         # The body runs as any code does (an exception ends it either way); a
         # read in it may be caught; handlers and else may not run.
         catches = any(swallows_attribute_error(h) for h in node.handlers)
+        if catches and self.method_name == "__getattribute__":
+            # Its handler answers where the default lookup fails (a delegate's attribute).
+            self.events.append(Marker("answers_missing", self._line(node)))
         self.catching += catches
         self.visit_block(node.body)
         self.catching -= catches
