@@ -39,7 +39,7 @@ _EAGLE3 = Feature("with EAGLE-3 speculative decoding on this model", for_drafts=
 _MROPE = Feature("with M-RoPE positions (the model's config uses M-RoPE)")
 _ENCODER_GRAPHS = Feature("with encoder CUDA graphs")
 _PRUNING = Feature("with multimodal pruning (--video-pruning-rate > 0)")
-_PROFILING = Feature("with profiling (LLM.start_profile(), the server's /start_profile)")
+_PROFILING = Feature("with profiling (the server's /start_profile, or start_profile() on the engine or LLM)")
 #: The engine's gate for each default feature entry point (vLLM's model runner
 #: and ``vllm/model_executor/models/interfaces.py``). A feature entry point not
 #: listed here is said as "with the feature that calls NAME".
