@@ -123,3 +123,35 @@ def test_a_cached_run_follows_the_source_roots(
     assert _json(capsys, *cache, ".")[1]["unresolved"]
     (top / "src" / "__init__.py").unlink()
     assert _found(_json(capsys, *cache, ".")[1]) == [("pkg.model.Model", "flag")]
+
+
+def test_a_namespace_package_is_named_from_above_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # megatron/ has no __init__.py (PEP 420) and its code imports megatron.core.*:
+    # modules are megatron.pkg.*, not pkg.*, so its own bases resolve.
+    package = tmp_path / "wheel" / "ns" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(BASE)
+    (package / "model.py").write_text(MODEL.replace("from pkg.base", "from ns.pkg.base"))
+    monkeypatch.chdir(tmp_path)
+    for given in (package.parent, package, package / "model.py"):
+        code, data, err = _json(capsys, str(given))
+        assert _found(data) == [("ns.pkg.model.Model", "flag")], (given, err)
+        assert data["unresolved"] == [] and code == 1
+
+
+def test_a_folder_holding_a_package_of_its_own_name_stays_a_root(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A checkout: pkg/ (no __init__.py) holds the package pkg/pkg/; pkg.base is pkg/pkg/base.py.
+    top = tmp_path / "pkg"
+    package = top / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(BASE)
+    (package / "model.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _json(capsys, str(top))
+    assert _found(data) == [("pkg.model.Model", "flag")], err

@@ -21,7 +21,8 @@ DEFAULT_ENTRY_POINTS = (
 #: hidden states, M-RoPE, encoder CUDA graphs, multimodal pruning: the
 #: ``MixtureOfExperts``, ``SupportsEagle3``, ``SupportsMRoPE``,
 #: ``SupportsEncoderCudaGraph`` and ``SupportsMultiModalPruning`` interfaces),
-#: and its executor on a worker only when profiling (``start_profile``).
+#: and its executor on a worker only when profiling (``start_profile``);
+#: sglang's scheduler on a worker when a user updates weights from tensors.
 #: A read reached only from these is at most a warning. Set with
 #: ``--feature-entry-points``.
 DEFAULT_FEATURE_ENTRY_POINTS = (
@@ -32,7 +33,7 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
     "get_encoder_cudagraph_item_specs", "select_encoder_cudagraph_items",
     "postprocess_encoder_output", "prepare_encoder_cudagraph_capture_inputs",
     "prepare_encoder_cudagraph_replay_buffers", "encoder_cudagraph_forward",
-    "encoder_eager_forward", "start_profile", "stop_profile",
+    "encoder_eager_forward", "start_profile", "stop_profile", "update_weights_from_tensor",
 )
 
 
@@ -46,7 +47,10 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
 #: for each request (``v1/core/sched/scheduler.py``, ``kv_connector_model_runner_mixin.py``;
 #: ``requires_kv_delivery`` is read as soon as the scheduler builds it);
 #: sglang's scheduler its TP workers, speculative ones included
-#: (``srt/managers/tp_worker.py``, ``srt/speculative/eagle_worker.py``). Any other plain class is checked
+#: (``srt/managers/tp_worker.py``, ``srt/speculative/eagle_worker.py``; the
+#: spec-v2 ``BaseSpecWorker``s of ``eagle_worker_v2.py`` as its model worker),
+#: and its draft worker, else its TP worker, when a user updates weights
+#: (``/update_weights_from_tensor``, ``scheduler_update_weights_mixin.py``). Any other plain class is checked
 #: while it is built only: what calls a test double's methods, and whether
 #: anything does, cannot be told from the class.
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -60,7 +64,8 @@ DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "request_finished", "register_kv_caches", "bind_connector_metadata", "clear_connector_metadata",
         "start_load_kv", "wait_for_layer_load", "save_kv_layer", "wait_for_save", "get_finished",
     )),
-    ("BaseTpWorker", ("get_worker_info", "get_memory_pool", "forward_batch_generation")),
+    ("BaseTpWorker", ("get_worker_info", "get_memory_pool", "forward_batch_generation", "update_weights_from_tensor")),
+    ("BaseSpecWorker", ("forward_batch_generation", "update_weights_from_tensor")),
 )
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
 
@@ -42,6 +43,59 @@ def import_root(path: str) -> str:
             break
         directory = parent
     return directory
+
+
+#: How many files under an audited path are read to tell whether the folder
+#: its packages sit in is a namespace package.
+_NAMESPACE_PROBE = 64
+
+
+def namespace_root(root: str, given: str) -> str:
+    """``root`` (a folder without ``__init__.py``, an audited path's import
+    root), or the folder above it where the code under ``given`` imports it
+    by name: ``from megatron.core import ...`` under ``megatron/``, which
+    holds ``core/``, makes ``megatron`` a namespace package (PEP 420), whose
+    modules are named from above it (``megatron.core.x``, not ``core.x``).
+    A folder that holds a package of its own name (a checkout's ``vllm/vllm``)
+    is a root."""
+    while True:
+        name = os.path.basename(root)
+        parent = os.path.dirname(root)
+        if (parent == root or not name.isidentifier() or os.path.isfile(os.path.join(root, "__init__.py"))
+                or os.path.exists(os.path.join(root, name)) or os.path.exists(os.path.join(root, name + ".py"))):
+            return root
+        try:
+            children = {e.name.removesuffix(".py") for e in os.scandir(root)}
+        except OSError:
+            return root
+        if not _imports_a_child(name, children, given):
+            return root
+        root = parent
+
+
+def _imports_a_child(name: str, children: set[str], given: str) -> bool:
+    """Whether one of the first files under ``given`` imports ``name.<child>``."""
+    import re
+
+    imports = re.compile(rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(name.encode()) + rb"\.(\w+)", re.MULTILINE)
+    for path in itertools.islice(_python_files(given), _NAMESPACE_PROBE):
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if any(found.group(1).decode() in children for found in imports.finditer(data)):
+            return True
+    return False
+
+
+def _python_files(given: str) -> Iterator[str]:
+    if os.path.isfile(given):
+        yield given
+        return
+    for directory, subdirs, names in os.walk(given):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in DEFAULT_EXCLUDE)
+        yield from (os.path.join(directory, n) for n in sorted(names) if n.endswith(".py"))
 
 
 def source_roots(folders: Sequence[str]) -> list[str]:
@@ -137,7 +191,7 @@ def discover(
             raise FileNotFoundError(given)
     for given in paths:
         path = os.path.abspath(given)
-        root = import_root(path)
+        root = namespace_root(import_root(path), path)
         if root not in found.roots:
             found.roots.append(root)
         if os.path.isfile(path):

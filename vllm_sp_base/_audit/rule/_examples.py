@@ -1108,11 +1108,26 @@ INVALID = (
             def __init__(self, config):
                 self.profiler = config.profiler
             def start_profile(self):
-                self.profiler.start()  # LLM.start_profile() reaches it through collective_rpc
+                self.profiler.start()  # /start_profile reaches it through collective_rpc
         class XPUWorker(WorkerBase):
             def __init__(self, config):
                 self.config = config  # skips WorkerBase.__init__
     """, (("XPUWorker", "profiler", "warning"),), name="worker-read-only-when-profiling"),
+    Example("""
+        from abc import ABC
+        class BaseSpecWorker(ABC):
+            pass
+        class EAGLEWorkerV2(BaseSpecWorker):
+            def __init__(self, server_args, tp_rank):
+                self.tp_rank = tp_rank
+            def forward_batch_generation(self, batch):
+                return batch
+            def update_weights_from_tensor(self, request):
+                return request.serialized_named_tensors[self.tp_rank]  # /update_weights_from_tensor
+        class StandaloneWorkerV2(EAGLEWorkerV2):
+            def __init__(self, server_args, tp_rank):
+                self.server_args = server_args  # skips EAGLEWorkerV2.__init__: the scheduler drives it
+    """, (("StandaloneWorkerV2", "tp_rank", "warning"),), name="spec-worker-read-only-on-weight-updates"),
     Example("""
         from torch import nn
         class Base(nn.Module):

@@ -40,6 +40,7 @@ _MROPE = Feature("with M-RoPE positions (the model's config uses M-RoPE)")
 _ENCODER_GRAPHS = Feature("with encoder CUDA graphs")
 _PRUNING = Feature("with multimodal pruning (--video-pruning-rate > 0)")
 _PROFILING = Feature("with profiling (the server's /start_profile, or start_profile() on the engine or LLM)")
+_WEIGHT_UPDATES = Feature("with weight updates (the server's /update_weights_from_tensor)")
 #: The engine's gate for each default feature entry point (vLLM's model runner
 #: and ``vllm/model_executor/models/interfaces.py``). A feature entry point not
 #: listed here is said as "with the feature that calls NAME".
@@ -52,6 +53,7 @@ FEATURES: dict[str, Feature] = {
     "recompute_mrope_positions": _PRUNING,  # only where pruning is on (gpu_model_runner)
     "start_profile": _PROFILING,  # a worker's: the executor's collective_rpc("start_profile")
     "stop_profile": _PROFILING,
+    "update_weights_from_tensor": _WEIGHT_UPDATES,  # sglang's scheduler, on its draft worker else its TP worker
     **dict.fromkeys((
         "get_encoder_cudagraph_config", "get_input_modality", "get_max_frames_per_video",
         "get_encoder_cudagraph_budget_range", "get_encoder_cudagraph_item_specs",
