@@ -90,12 +90,17 @@ def _imports_a_child(name: str, children: set[str], given: str) -> bool:
 
 
 def _python_files(given: str) -> Iterator[str]:
+    """The regular ``.py`` files under ``given``: a FIFO named ``x.py`` would
+    block the read for ever."""
     if os.path.isfile(given):
         yield given
         return
     for directory, subdirs, names in os.walk(given):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in DEFAULT_EXCLUDE)
-        yield from (os.path.join(directory, n) for n in sorted(names) if n.endswith(".py"))
+        for name in sorted(names):
+            path = os.path.join(directory, name)
+            if name.endswith(".py") and os.path.isfile(path):
+                yield path
 
 
 def source_roots(folders: Sequence[str]) -> list[str]:

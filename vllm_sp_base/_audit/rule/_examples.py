@@ -880,13 +880,28 @@ VALID = (
     Example(_refusing_inner(test="uses_cp_flag(batch, self.prefill_cp)"), name="call-given-a-flag-of-the-setting"),
     Example(_refusing_inner(builds="""self.model_cls = InnerModel  # stored, then built by its own construction
                 self.model = self.model_cls(config)"""), name="inner-model-stored-by-its-builder"),
-    Example(_skips_a_target_only_setter("Qwen2Custom"), name="target-setter-may-run-first"),
+    Example("""
+        from torch import nn
+        class Runner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cache = None
+            def init_cache(self, size):
+                self.cache = [0] * size  # a setter the caller may run first
+            def forward(self, x):
+                return self.cache[x]
+        class Custom(Runner):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="lazy-setter-may-run-first"),
 )
 
 
 #: Modules and what the rule reports on each.
 INVALID = (
     Example(_skips_a_target_only_setter("Qwen2ForCausalLMEagle"), (("Qwen2ForCausalLMEagle", "capture_aux_hidden_states", "error"),), name="draft-target-only-setter"),
+    Example(_skips_a_target_only_setter("Qwen2Custom"), (("Qwen2Custom", "capture_aux_hidden_states", "error"),),
+            name="feature-only-setter-does-not-run-first"),
     Example("""
         class Optimizer:
             def __init__(self, params):

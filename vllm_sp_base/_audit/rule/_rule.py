@@ -146,7 +146,9 @@ class SkippedInitRead:
         # Only now, for the few attributes left: it parses every method that may name them.
         asked = missing if self.show_unreachable else set(reached)
         if asked:
-            set_later = self._set_elsewhere(model, asked, only_skipped) | (set_by_the_engine(model) & asked)
+            every_load = frozenset(a for a, (entry, _) in reached.items() if entry not in features)
+            set_later = (self._set_elsewhere(model, asked, only_skipped, every_load)
+                         | (set_by_the_engine(model) & asked))
             missing -= set_later
             reached = {a: r for a, r in reached.items() if a not in set_later}
         if not (early or reached or self.show_unreachable):
@@ -221,13 +223,18 @@ class SkippedInitRead:
         return known
 
     def _set_elsewhere(
-        self, model: ClassModel, missing: set[str], only_skipped: set[tuple[int, str]]
+        self, model: ClassModel, missing: set[str], only_skipped: set[tuple[int, str]],
+        every_load: frozenset[str] = frozenset(),
     ) -> set[str]:
         """Attributes some other method of the MRO sets (a lazy setter, a
         ``setup()`` the runner calls first): a read of them may well run after.
-        Not a setter the engine calls only on the target, on a draft."""
+        Not a setter the engine calls only on the target, on a draft; nor, for
+        a read on every load (``every_load``), one the engine calls only with
+        a feature on (EAGLE-3's ``set_eagle3_layers_to_capture``): with it
+        off, nothing sets the attribute before the read."""
         names = [attr.encode() for attr in missing]
         not_run = TARGET_ONLY if is_draft(model) else frozenset()
+        only_with_a_feature = frozenset(self.feature_entry_points) | TARGET_ONLY
         found: set[str] = set()
         for index, info in enumerate(model.infos):
             if info is None:
@@ -236,7 +243,7 @@ class SkippedInitRead:
                 if (name == "__init__" or name in not_run or (index, name) in only_skipped
                         or not method.may_name(names)):
                     continue
-                found.update(method.sets)
+                found.update(set(method.sets) - every_load if name in only_with_a_feature else method.sets)
         return found & missing
 
     def _finding(
