@@ -894,11 +894,38 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, name="lazy-setter-may-run-first"),
+    Example("""
+        from torch import nn
+        class Positions(nn.Embedding):
+            def __init__(self, num, dim):
+                self.make_weight(num, dim)
+            def make_weight(self, num, dim):
+                if not hasattr(self, "weight"):  # true while built: Embedding.__init__ runs
+                    super().__init__(num, dim)
+                else:
+                    self.weight = nn.Parameter(self.weight.new_zeros(num, dim))
+    """, name="parent-init-while-the-attribute-is-lacking"),
 )
 
 
 #: Modules and what the rule reports on each.
 INVALID = (
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.flag = 1
+            def forward(self):
+                return self.flag
+        class Child(Base):
+            def __init__(self):
+                self.ready = True
+                self.setup()
+            def setup(self):
+                if not hasattr(self, "ready"):  # set above: the test fails while built
+                    super().__init__()
+    """, (("Child", "flag", "warning"),), name="parent-init-under-a-lacking-test-that-fails"),
     Example(_skips_a_target_only_setter("Qwen2ForCausalLMEagle"), (("Qwen2ForCausalLMEagle", "capture_aux_hidden_states", "error"),), name="draft-target-only-setter"),
     Example(_skips_a_target_only_setter("Qwen2Custom"), (("Qwen2Custom", "capture_aux_hidden_states", "error"),),
             name="feature-only-setter-does-not-run-first"),

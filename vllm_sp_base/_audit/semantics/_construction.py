@@ -4,10 +4,11 @@ of the built instance."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, nearest_test, walk
-from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
+from vllm_sp_base._audit.summaries._conditions import CALLED, EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import (
     FALSE_LITERALS,
     Assert,
@@ -123,6 +124,7 @@ def construct(model: ClassModel) -> Construction:
         built.unknown_from = found[0]
         return built
     init_calls: dict[int, list[Executed]] = {}
+    sure_calls: set[int] = set()  # calls under a test construction decides true
     after_sets: dict[str, tuple[Reached, int]] = {}
     # What the sets so far bound on no condition to a literal: a test they fail
     # (``self.enable_pdmux = False`` then ``if self.enable_pdmux:``) hides its reads.
@@ -160,6 +162,9 @@ def construct(model: ClassModel) -> Construction:
             target = step.target
             if event.name == "__init__" and target is not None and target[1] is not None:
                 init_calls.setdefault(target[0], []).append(step)
+                lacking = _lacking_tested(step)
+                if lacking is not None and not _may_have(model, built, lacking):
+                    sure_calls.add(id(step))  # ``if not hasattr(self, "weight"): super().__init__(...)``
             unknown = None  # an __init__ the source does not show runs from this MRO index on
             if event.name == "__init__" and target is not None and target[1] is None:
                 unknown = target[0]
@@ -186,7 +191,7 @@ def construct(model: ClassModel) -> Construction:
                 built.set_through.setdefault(name, []).append((inits, (step.owner, event.line)))
             if not step.conditional:
                 built.surely_set.update(names)
-    built.skipped_unless = _run_under_a_test(init_calls)
+    built.skipped_unless = _run_under_a_test(init_calls, sure_calls)
     built.read_unless_set = {
         attr: read for attr, (read, before) in after_sets.items()
         if all(inits & built.skipped_unless.keys() for inits, _ in built.set_through[attr][:before])
@@ -206,7 +211,27 @@ def _bind(so_far: Known, names: tuple[str, ...] | None, literal: str | None) -> 
             so_far[name] = [("==", literal)]
 
 
-def _run_under_a_test(init_calls: dict[int, list[Executed]]) -> dict[int, tuple[str, int]]:
+#: The one test an ``__init__`` call may sit under that construction decides:
+#: the attribute is not there yet (``make_weight``'s ``if not hasattr(self,
+#: "weight"): super().__init__(...)``, run from ``__init__``).
+_LACKING = re.compile(r"not \(hasattr\(self, '(\w+)'\)\)")
+
+
+def _lacking_tested(step: Executed) -> str | None:
+    """The attribute whose absence is the only test over ``step``, if that is so."""
+    found = _LACKING.fullmatch(step.condition or "")
+    return found.group(1) if found and step.requires == f"!{CALLED}hasattr/2" else None
+
+
+def _may_have(model: ClassModel, built: Construction, name: str) -> bool:
+    """Whether the instance may have ``name`` at this point of construction:
+    set so far, a method, property or class attribute of the MRO, or a class
+    the source does not show."""
+    return (name in built.sets or built.sets_any or model.lookup(name, 0) is not None
+            or any(info is not None and name in info.class_attrs for info in model.infos))
+
+
+def _run_under_a_test(init_calls: dict[int, list[Executed]], sure: set[int]) -> dict[int, tuple[str, int]]:
     """The ``__init__``s every call of which runs under a test, none under its
     opposite (``if c: super().__init__(a) else: super().__init__(b)`` runs it
     surely): index -> (the opposite of the first call's test, its caller). A
@@ -215,7 +240,7 @@ def _run_under_a_test(init_calls: dict[int, list[Executed]]) -> dict[int, tuple[
     found: dict[int, tuple[str, int]] = {}
     for index, calls in init_calls.items():
         tests = {step.condition for step in calls}
-        if None in tests or any(not step.conditional or step.caught for step in calls):
+        if None in tests or any(not step.conditional or step.caught or id(step) in sure for step in calls):
             continue
         if any(opposite(test) in tests for test in tests if test is not None):
             continue
