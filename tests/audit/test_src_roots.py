@@ -155,3 +155,21 @@ def test_a_folder_holding_a_package_of_its_own_name_stays_a_root(
     monkeypatch.chdir(tmp_path)
     code, data, err = _json(capsys, str(top))
     assert _found(data) == [("pkg.model.Model", "flag")], err
+
+
+def test_a_namespace_package_that_only_imports_itself_relatively_is_named_from_above_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # optimum/ has no __init__.py and its code says ``from ..base import Base``
+    # two folders down: a climb above optimum/ that only a package allows.
+    top = tmp_path / "wheel" / "ns"
+    (top / "base").mkdir(parents=True)
+    (top / "base" / "__init__.py").write_text(BASE)
+    package = top / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "model.py").write_text(MODEL.replace("from pkg.base import Base", "from ..base import Base"))
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _json(capsys, str(top))
+    assert _found(data) == [("ns.pkg.model.Model", "flag")], err
+    assert data["unresolved"] == [] and code == 1

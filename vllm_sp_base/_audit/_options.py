@@ -50,7 +50,9 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
 #: (``srt/managers/tp_worker.py``, ``srt/speculative/eagle_worker.py``; the
 #: spec-v2 ``BaseSpecWorker``s of ``eagle_worker_v2.py`` as its model worker),
 #: and its draft worker, else its TP worker, when a user updates weights
-#: (``/update_weights_from_tensor``, ``scheduler_update_weights_mixin.py``). Any other plain class is checked
+#: (``/update_weights_from_tensor``, ``scheduler_update_weights_mixin.py``);
+#: a training script its transformers ``Trainer`` (``trainer.train()``, then
+#: ``trainer.save_model()``, as every example script does). Any other plain class is checked
 #: while it is built only: what calls a test double's methods, and whether
 #: anything does, cannot be told from the class.
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -66,6 +68,7 @@ DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("BaseTpWorker", ("get_worker_info", "get_memory_pool", "forward_batch_generation", "update_weights_from_tensor")),
     ("BaseSpecWorker", ("forward_batch_generation", "update_weights_from_tensor")),
+    ("Trainer", ("train", "save_model")),
 )
 
 

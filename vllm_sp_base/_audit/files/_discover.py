@@ -52,12 +52,13 @@ _NAMESPACE_PROBE = 64
 
 def namespace_root(root: str, given: str) -> str:
     """``root`` (a folder without ``__init__.py``, an audited path's import
-    root), or the folder above it where the code under ``given`` imports it
-    by name: ``from megatron.core import ...`` under ``megatron/``, which
-    holds ``core/``, makes ``megatron`` a namespace package (PEP 420), whose
-    modules are named from above it (``megatron.core.x``, not ``core.x``).
-    A folder that holds a package of its own name (a checkout's ``vllm/vllm``)
-    is a root."""
+    root), or the folder above it where the code under ``given`` says it is
+    a package: it imports it by name (``from megatron.core import ...``
+    under ``megatron/``, which holds ``core/``), or a relative import climbs
+    above it (``from ...utils import x`` two folders down in ``optimum/``).
+    Such a folder is a namespace package (PEP 420), whose modules are named
+    from above it (``megatron.core.x``, not ``core.x``). A folder that holds
+    a package of its own name (a checkout's ``vllm/vllm``) is a root."""
     while True:
         name = os.path.basename(root)
         parent = os.path.dirname(root)
@@ -68,23 +69,33 @@ def namespace_root(root: str, given: str) -> str:
             children = {e.name.removesuffix(".py") for e in os.scandir(root)}
         except OSError:
             return root
-        if not _imports_a_child(name, children, given):
+        if not _says_it_is_a_package(root, children, given):
             return root
         root = parent
 
 
-def _imports_a_child(name: str, children: set[str], given: str) -> bool:
-    """Whether one of the first files under ``given`` imports ``name.<child>``."""
+def _says_it_is_a_package(root: str, children: set[str], given: str) -> bool:
+    """Whether one of the first files under ``given`` imports ``root`` by
+    name (``<name>.<child>``) or climbs above it with a relative import."""
     import re
 
-    imports = re.compile(rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(name.encode()) + rb"\.(\w+)", re.MULTILINE)
+    name = os.path.basename(root)
+    absolute = re.compile(rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(name.encode()) + rb"\.(\w+)", re.MULTILINE)
+    relative = re.compile(rb"^[ \t]*from[ \t]+(\.+)", re.MULTILINE)
     for path in itertools.islice(_python_files(given), _NAMESPACE_PROBE):
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError:
             continue
-        if any(found.group(1).decode() in children for found in imports.finditer(data)):
+        if any(found.group(1).decode() in children for found in absolute.finditer(data)):
+            return True
+        # Each dot climbs one package from the file's own: more dots than
+        # folders between the root and the file reach above the root.
+        depth = os.path.relpath(os.path.dirname(path), root).count(os.sep) + 1
+        if os.path.dirname(path) == root:
+            depth = 0
+        if any(len(found.group(1)) > depth for found in relative.finditer(data)):
             return True
     return False
 

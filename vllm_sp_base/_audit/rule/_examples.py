@@ -1171,6 +1171,22 @@ INVALID = (
                 self.server_args = server_args  # skips EAGLEWorkerV2.__init__: the scheduler drives it
     """, (("StandaloneWorkerV2", "tp_rank", "warning"),), name="spec-worker-read-only-on-weight-updates"),
     Example("""
+        class Trainer:
+            def __init__(self, model, args):
+                self.model = model
+                self.args = args
+            def train(self):
+                for _ in range(self.args.epochs):
+                    pass
+                self.save_model()
+            def save_model(self):
+                return self.model
+        class PPOTrainer(Trainer):
+            def __init__(self, policy, args):
+                self.policy = policy  # skips Trainer.__init__: a training script calls train()
+                self.args = args
+    """, (("PPOTrainer", "model", "error"),), name="trainer-train-saves-the-model"),
+    Example("""
         from torch import nn
         class Base(nn.Module):
             def __init__(self):
