@@ -92,9 +92,8 @@ def _says_it_is_a_package(root: str, children: set[str], given: str) -> bool:
             return True
         # Each dot climbs one package from the file's own: more dots than
         # folders between the root and the file reach above the root.
-        depth = os.path.relpath(os.path.dirname(path), root).count(os.sep) + 1
-        if os.path.dirname(path) == root:
-            depth = 0
+        folders = os.path.relpath(os.path.dirname(path), root)
+        depth = 0 if folders == os.curdir else folders.count(os.sep) + 1
         if any(len(found.group(1)) > depth for found in relative.finditer(data)):
             return True
     return False

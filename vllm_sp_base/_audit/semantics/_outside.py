@@ -111,6 +111,7 @@ def builds_in(path: str, data: bytes) -> Builds | None:
         return None
     found = Builds()
     followed: set[int] = set()  # mentions that are no build out of sight
+    factories: dict[str, frozenset[str]] = {}  # class -> its functions that build by name only
     scopes: list[list[ast.stmt]] = [tree.body]
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -118,40 +119,28 @@ def builds_in(path: str, data: bytes) -> Builds | None:
             followed.update(id(n) for n in _annotations(node))
         elif isinstance(node, ast.ClassDef):
             followed.update(id(base) for base in node.bases)
+            factories[node.name] = frozenset(
+                item.name for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _builds_its_own(item))
         elif isinstance(node, ast.AnnAssign):
             followed.update(id(n) for n in ast.walk(node.annotation))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NOT_BUILDS:
             followed.update(id(n) for arg in node.args for n in ast.walk(arg))
     for body in scopes:
         _scope(body, found, followed)
-    factories = _factories(tree)
-    for node in ast.walk(tree):
+    for node in ast.walk(tree):  # a parent before its children
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             followed.add(id(node.value))  # a docstring names, it builds nothing
         elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.attr in factories.get(node.value.id, ())):
             followed.add(id(node.value))  # ``Name.from_x(...)``: its builds are in its body, read above
             found.through_factory.add(node.value.id)
-    for node in ast.walk(tree):
         if isinstance(node, ast.Name) and id(node) not in followed:
             found.elsewhere.add(node.id)
         elif isinstance(node, ast.Attribute) and id(node) not in followed:
             found.elsewhere.add(node.attr)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in followed:
             found.elsewhere.update(_WORD.findall(node.value))
-    return found
-
-
-def _factories(tree: ast.Module) -> dict[str, frozenset[str]]:
-    """For each class the module defines, the functions in its body that build
-    no instance out of sight: not through ``cls(...)``, ``type(self)(...)``
-    or ``self.__class__(...)``, only by a name the scopes read."""
-    found: dict[str, frozenset[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            found[node.name] = frozenset(
-                item.name for item in node.body
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _builds_its_own(item))
     return found
 
 
