@@ -1,5 +1,5 @@
 """A conditional finding says what makes it happen: the feature that calls its
-entry point, or the first test on the way to the read."""
+entry point, or the tests on the way to the read."""
 
 from __future__ import annotations
 
@@ -106,6 +106,49 @@ def test_a_guard_inside_the_read_is_said_after_the_first_test(tmp_path: Path) ->
     (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
     assert (finding.attribute, finding.condition) == ("block_size", "when self.on_cpu, then self.is_fp8")
     assert finding.message.endswith("(when self.on_cpu, then self.is_fp8)")
+
+
+def _gated(gates: int) -> str:
+    """A read behind ``gates`` methods, each calling the next under its own test."""
+    steps = "".join(
+        f"""
+            def step{i}(self, x):
+                if self.gate{i}:
+                    return self.step{i + 1}(x)
+                return x"""
+        for i in range(gates)
+    )
+    return textwrap.dedent(f"""
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block_size = None
+            def forward(self, x):
+                return self.step0(x){steps}
+            def step{gates}(self, x):
+                return x, self.block_size if self.is_fp8 else None
+
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """)
+
+
+def test_the_gate_of_each_call_on_the_way_is_said(tmp_path: Path) -> None:
+    # ``if use_amx(self.proj): return self.forward_cpu(x)`` between the first
+    # test and the read's own: the gate a reader needs to know it is CPU-only.
+    (tmp_path / "m.py").write_text(_gated(2))
+    (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
+    assert (finding.attribute, finding.condition) == (
+        "block_size", "when self.gate0, then self.gate1, then self.is_fp8")
+
+
+def test_a_long_way_says_its_first_and_last_tests(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(_gated(5))
+    (finding,) = audit([str(tmp_path)], cache=Cache(None, False)).findings
+    assert finding.condition == "when self.gate0, then ..., then self.gate4, then self.is_fp8"
 
 
 def test_a_read_in_a_loop_under_no_test_says_the_loop(tmp_path: Path) -> None:

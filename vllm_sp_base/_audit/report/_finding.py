@@ -63,6 +63,11 @@ class Finding:
     chain: tuple[Frame, ...] = ()  # from the entry point (or __init__) to the read
     # What makes it happen where not every load does: "with EPLB (--enable-eplb)", "when self.x".
     condition: str | None = None
+    # An attribute whose read surely fails earlier on the same way, or while
+    # the instance is built (``masked_while_built``): this read is real, yet
+    # that one raises first.
+    masked_by: str | None = None
+    masked_while_built: bool = False
 
     @property
     def message(self) -> str:
@@ -79,7 +84,15 @@ class Finding:
             f"which sets self.{self.attribute} at {display_path(self.set_path)}:{self.set_line}, but "
             f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {display_path(self.read_path)}:"
             f"{self.read_line}{when}{self.via}: {outcome}{f' ({self.condition})' if self.condition else ''}"
+            f"{self.masked}"
         )
+
+    @property
+    def masked(self) -> str:
+        """``; self.x fails first on this path`` where a sure failure comes before."""
+        if self.masked_by is None:
+            return ""
+        return f"; self.{self.masked_by} fails first {'while it is built' if self.masked_while_built else 'on this path'}"
 
     @property
     def via(self) -> str:

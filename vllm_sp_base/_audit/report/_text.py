@@ -135,7 +135,7 @@ def _route(f: Finding) -> str:
     """How the read is reached, each class named once: ``from Draft.forward ->
     Target.forward -> project``."""
     start = "while built" if f.entry == "__init__" else (f"from {f.entry}" if f.entry else "unreached")
-    when = f", {f.condition}" if f.condition else ""
+    when = (f", {f.condition}" if f.condition else "") + f.masked
     if len(f.chain) < 2:
         return start + when
     steps, previous = [], ""

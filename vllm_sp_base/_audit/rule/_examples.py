@@ -226,9 +226,9 @@ def _refusing_inner(test: str = "uses_prefill_cp(batch)", answer: str = "batch.m
 
 
 #: Modules on which the rule reports nothing.
-def _skips_a_target_only_setter(name: str) -> str:
-    """A class named ``name`` that skips an ``__init__`` whose flag only a
-    setter the engine calls on the target (EAGLE3's capture) sets again."""
+def _skips_a_target_only_setter(name: str, skip: str = "nn.Module.__init__(self)") -> str:
+    """A class named ``name`` that skips (``skip``) an ``__init__`` whose flag
+    only a setter the engine calls on the target (EAGLE3's capture) sets again."""
     return f"""
         from torch import nn
         class Qwen2ForCausalLM(nn.Module):
@@ -242,8 +242,8 @@ def _skips_a_target_only_setter(name: str) -> str:
             def set_eagle3_layers_to_capture(self, layer_ids):
                 self.capture_aux_hidden_states = True
         class {name}(Qwen2ForCausalLM):
-            def __init__(self):
-                nn.Module.__init__(self)
+            def __init__(self, full=False):
+                {skip}
     """
 
 
@@ -905,6 +905,60 @@ VALID = (
                 else:
                     self.weight = nn.Parameter(self.weight.new_zeros(num, dim))
     """, name="parent-init-while-the-attribute-is-lacking"),
+    Example("""
+        from torch import nn
+        class Dataset(nn.Module):
+            def __init__(self, path):
+                super().__init__()
+                self.records = []
+        class Jsonl(Dataset):
+            def __init__(self, path):
+                if path.endswith(".json"):
+                    super().__init__(path)
+                elif path.endswith(".jsonl"):
+                    super().__init__(None)  # every arm that goes on runs it
+                    for line in open(path):
+                        self.records.append(line)
+                else:
+                    raise ValueError(path)
+    """, name="parent-init-in-every-arm-that-goes-on"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.scales = {}
+            def load_weights(self, weights):
+                self.scales.update(weights)
+        class Light(Base):
+            def __init__(self, cfg):
+                self.light = cfg.light
+                if self.light:
+                    nn.Module.__init__(self)
+                else:
+                    super().__init__(cfg)
+            def load_weights(self, weights):
+                if not self.light:  # where Base.__init__ was skipped, light is true
+                    super().load_weights(weights)
+    """, name="skipped-where-the-test-failed-so-its-opposite-holds"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.lm_head = nn.Identity()
+            def forward(self, x):
+                return self.lm_head(x)
+        class Omni(Base):
+            def __init__(self, cfg):
+                self.encoder_only = cfg.encoder_only
+                if self.encoder_only:  # sglang's encoder server never calls forward
+                    nn.Module.__init__(self)
+                else:
+                    super().__init__(cfg)
+            def get_image_feature(self, items):
+                return items
+    """, name="encoder-only-role-runs-no-forward"),
 )
 
 
@@ -926,9 +980,50 @@ INVALID = (
                 if not hasattr(self, "ready"):  # set above: the test fails while built
                     super().__init__()
     """, (("Child", "flag", "warning"),), name="parent-init-under-a-lacking-test-that-fails"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.lm_head = nn.Identity()
+                self.scales = {}
+            def forward(self, x):
+                return self.lm_head(x)
+            def load_weights(self, weights):
+                self.scales.update(weights)
+        class Light(Base):
+            def __init__(self, cfg):
+                self.light = cfg.light
+                if self.light:  # not a role an engine knows: forward runs
+                    nn.Module.__init__(self)
+                else:
+                    super().__init__(cfg)
+            def load_weights(self, weights):
+                if self.light:
+                    super().load_weights(weights)
+    """, (("Light", "lm_head", "warning"), ("Light", "scales", "warning")),
+        name="skipped-where-the-test-failed-reads-under-it"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                if x is not None:
+                    return x * self.scale  # every forward that goes on reads it
+                else:
+                    raise ValueError("no input")
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="read-where-the-else-raises"),
     Example(_skips_a_target_only_setter("Qwen2ForCausalLMEagle"), (("Qwen2ForCausalLMEagle", "capture_aux_hidden_states", "error"),), name="draft-target-only-setter"),
     Example(_skips_a_target_only_setter("Qwen2Custom"), (("Qwen2Custom", "capture_aux_hidden_states", "error"),),
             name="feature-only-setter-does-not-run-first"),
+    Example(_skips_a_target_only_setter("Qwen2Custom", "super().__init__() if full else nn.Module.__init__(self)"),
+            (("Qwen2Custom", "capture_aux_hidden_states", "warning"),),
+            name="feature-only-setter-does-not-run-first-under-a-test"),
     Example("""
         class Optimizer:
             def __init__(self, params):

@@ -30,6 +30,7 @@ from vllm_sp_base._audit.semantics._refused import refused_settings
 from vllm_sp_base._audit.semantics._runtime import (
     TARGET_ONLY,
     entry_points_for,
+    entry_points_in_role,
     feature,
     filled_on_this_instance,
     is_draft,
@@ -168,10 +169,15 @@ class SkippedInitRead:
             left = missing - set(reached)
             for read in unreached(model, left, only_skipped | set(built.executed)).values():
                 findings.append(("note", "", read))
-        return [
-            self._finding(model, ref, severity, entry, read, would[read.attr], skippers)
-            for severity, entry, read in sorted(findings, key=lambda f: f[2].attr)
-        ]
+        masks = _masks(findings, built_fails)
+        reported = []
+        for severity, entry, read in sorted(findings, key=lambda f: f[2].attr):
+            finding = self._finding(model, ref, severity, entry, read, would[read.attr], skippers)
+            if read.attr in masks:
+                by, while_built = masks[read.attr]
+                finding = dataclasses.replace(finding, masked_by=by, masked_while_built=while_built)
+            reported.append(finding)
+        return reported
 
     def _skipped_under_a_test(
         self, model: ClassModel, ref: ClassRef, built: Construction, reported: set[str]
@@ -197,8 +203,14 @@ class SkippedInitRead:
             # A read inside that ``__init__`` does not run when it does not.
             early = {a: ("__init__", r) for a, r in built.read_unless_set.items()
                      if a in lacks and index not in _inits_on_the_way(r)}
-            reached = reach(model, set(lacks) - set(early), entries, features)
-            set_later = self._set_elsewhere(model, set(reached), set(built.executed)) | set_by_the_engine(model)
+            knowing = self._knowing(model, built, index)
+            in_role = None if knowing is None else entry_points_in_role(knowing)
+            if in_role is not None:  # served in the role the failed test says: only its calls
+                entries, features = in_role, ()
+            reached = reach(model, set(lacks) - set(early), entries, features, knowing)
+            every_load = frozenset(a for a, (entry, _) in reached.items() if entry not in features)
+            set_later = (self._set_elsewhere(model, set(reached), set(built.executed), every_load)
+                         | set_by_the_engine(model))
             reached = {a: r for a, r in reached.items() if a not in set_later} | early
             for attr in sorted(reached):
                 entry, read = reached[attr]
@@ -208,6 +220,14 @@ class SkippedInitRead:
                     finding, condition=f"when {when}" + (f", {also}" if also else "")))
                 reported.add(attr)
         return findings
+
+    def _knowing(self, model: ClassModel, built: Construction, index: int) -> Known | None:
+        """What an instance built without the ``__init__`` at ``index`` holds
+        (the test its call failed), where no method but ``__init__`` sets it again."""
+        known = built.skipped_knowing.get(index)
+        if known is None or self._set_elsewhere(model, set(known), set(built.executed)):
+            return None
+        return known
 
     def _constants(
         self, model: ClassModel, built: Construction, tested: set[str], only_skipped: set[tuple[int, str]]
@@ -294,15 +314,42 @@ class SkippedInitRead:
             return feature(entry).label
         if not (read.condition and read.conditional):
             return None
-        # The first test on the way, and the one nearest the read where it is
-        # another (``self.a if self.flag else None`` in a method a branch calls).
-        return f"when {read.condition}" + (f", then {read.guard}" if read.guard else "")
+        # The first test on the way, the gates of the calls in between, and the
+        # one nearest the read (``self.a if self.flag else None`` in a method a
+        # branch calls); of a long way, the first and the last two.
+        tests = [read.condition, *read.between, *([read.guard] if read.guard else [])]
+        if len(tests) > _TESTS_SAID:
+            tests = [tests[0], "...", *tests[-(_TESTS_SAID - 2):]]
+        return "when " + ", then ".join(tests)
 
     def _path(self, entry: MroEntry) -> str:
         if not isinstance(entry, ClassRef):
             return entry.text
         located = self.project.module_file(entry.module)
         return located[0] if located else entry.module
+
+
+#: How many tests on the way to a read a finding's condition says, at most.
+_TESTS_SAID = 4
+
+
+def _masks(findings: list[tuple[str, str, Reached]], built_fails: bool) -> dict[str, tuple[str, bool]]:
+    """For each read that one surely failing before it hides: attribute ->
+    (the failing one's attribute, whether it fails while the instance is
+    built). Building that surely fails hides every entry point's reads; an
+    entry point's sure failure hides what its walk meets after it."""
+    first: dict[str, Reached] = {}  # entry -> its earliest sure failure
+    for severity, entry, read in findings:
+        if severity == "error" and (entry not in first or read.order < first[entry].order):
+            first[entry] = read
+    built = first.get("__init__") if built_fails else None
+    masks: dict[str, tuple[str, bool]] = {}
+    for _, entry, read in findings:
+        if entry != "__init__" and built is not None:
+            masks[read.attr] = (built.attr, True)
+        elif entry in first and first[entry].order < read.order and entry != "__init__":
+            masks[read.attr] = (first[entry].attr, False)
+    return masks
 
 
 def _class_level(model: ClassModel) -> set[str]:

@@ -173,6 +173,9 @@ class Executed:
     target: Found | None = None  # for a Call: what it runs
     condition: str | None = None  # the first test on the way that it runs under
     requires: str = ""  # what the tests on the way need of the instance (``Read.requires``)
+    # The innermost test of each call on the way that has one, outermost first,
+    # and the event's own: every gate a reader must pass to get here.
+    tests: tuple[str, ...] = ()
 
 
 def _joined(first: str, second: str) -> str:
@@ -196,8 +199,8 @@ def walk(
     seen[key] = conditional
     # Each frame, and whether an exception it raises ends its caller too (the
     # call into it ran on no condition of the caller's and no handler catches it).
-    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, str | None, str, bool]] = [
-        (index, method, iter(method.events), (), conditional, False, None, "", False)
+    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, tuple[str, ...], str, bool]] = [
+        (index, method, iter(method.events), (), conditional, False, (), "", False)
     ]
     while stack:
         index, method, events, chain, under, caught, why, needs, _ = stack[-1]
@@ -210,7 +213,7 @@ def walk(
             requires = _joined(needs, event.requires)
             if decided and requires and contradicts(requires, decided):
                 continue  # under a test the instance fails: never runs
-            condition = why or event.condition
+            tests = _with_test(why, event.condition)
             if type(event) is Read and event.deref and decided and _none(decided, event):
                 # ``self.a.b`` where the built instance holds None in ``a``: it
                 # raises here, and up through every caller that cannot go on.
@@ -218,20 +221,21 @@ def walk(
                     pass
                 continue
         else:
-            requires, condition = needs, why
+            requires, tests = needs, why
+        condition = tests[0] if tests else None
         if type(event) is Call:
             found = model.target(index, event)
-            yield Executed(event, index, method, chain, not surely, caught, found, condition, requires)
+            yield Executed(event, index, method, chain, not surely, caught, found, condition, requires, tests)
             callee = found[1] if found is not None else None
             if event.kind == "self" and callee is None:
                 # No class the source shows defines it: ``self.norm(x)`` calls an
                 # instance attribute (a submodule the parent's ``__init__`` set).
                 read = Read(event.name, event.line, event.col, event.conditional, event.condition, event.requires)
                 yield Executed(read, index, method, chain, not surely, caught or event.caught, None, condition,
-                               requires)
+                               requires, tests)
             entered_caught = caught or event.caught
         else:
-            yield Executed(event, index, method, chain, not surely, caught, None, condition, requires)
+            yield Executed(event, index, method, chain, not surely, caught, None, condition, requires, tests)
             # Reading a property runs its getter, as a call would.
             found = None
             if type(event) is Read and event.attr in model.properties:
@@ -252,8 +256,13 @@ def walk(
         stack.append((
             callee_index, callee, iter(callee.events),
             (*chain, Step(index, method.name, event.line)), not surely, entered_caught,
-            condition, requires, not (getattr(event, "conditional", True) or getattr(event, "caught", False)),
+            tests, requires, not (getattr(event, "conditional", True) or getattr(event, "caught", False)),
         ))
+
+
+def _with_test(tests: tuple[str, ...], test: str | None) -> tuple[str, ...]:
+    """``tests`` and then ``test``, where it is one and not the last already."""
+    return tests if test is None or (tests and tests[-1] == test) else (*tests, test)
 
 
 def _none(decided: Known, read: Read) -> bool:
@@ -281,6 +290,12 @@ class Reached:
     # The test nearest the read, where it is not ``condition`` (``self.a if
     # self.flag else None``, ``algorithm.is_eagle3() and self.a``): what decides it last.
     guard: str | None = None
+    # The tests between ``condition`` and ``guard``: the gates of the calls in
+    # between (``if use_amx(self.proj): return self.forward_cpu(x)``).
+    between: tuple[str, ...] = ()
+    # Where the walk from its entry point met it (execution order): a read
+    # met after one that surely fails never runs.
+    order: int = 0
 
     def steps(self) -> tuple[Step, ...]:
         return (*self.chain, Step(self.owner, self.method, self.line))

@@ -44,7 +44,11 @@ class Construction:
     # flag else nn.Module.__init__(self)``): index -> (when it is skipped, the
     # MRO index of the class whose ``__init__`` calls it).
     skipped_unless: dict[int, tuple[str, int]] = field(default_factory=dict)
-    # attribute -> (the ``__init__``s on the way to each set of it, its line)
+    # What an instance built without such an ``__init__`` is known to hold: the
+    # ``__init__`` being built calls it under one test of an attribute it set
+    # once before (``if self.encoder_only: nn.Module.__init__(self) else:
+    # super().__init__(...)``), so where it did not run, that test failed.
+    skipped_knowing: dict[int, Known] = field(default_factory=dict)
     # attribute -> (the ``__init__``s on the way, (MRO index of the method that sets it, line))
     set_through: dict[str, list[tuple[frozenset[int], tuple[int, int]]]] = field(default_factory=dict)
     # Read while it is built where only ``__init__``s of ``skipped_unless`` set it so far.
@@ -129,6 +133,7 @@ def construct(model: ClassModel) -> Construction:
     # What the sets so far bound on no condition to a literal: a test they fail
     # (``self.enable_pdmux = False`` then ``if self.enable_pdmux:``) hides its reads.
     so_far: Known = {}
+    sets_before: dict[int, dict[str, int]] = {}  # a sole-test ``__init__`` call -> how often each attribute was set
     for step in walk(model, (found[0], found[1]), built.executed):
         event = step.event
         if type(event) is Read:
@@ -162,6 +167,8 @@ def construct(model: ClassModel) -> Construction:
             target = step.target
             if event.name == "__init__" and target is not None and target[1] is not None:
                 init_calls.setdefault(target[0], []).append(step)
+                if event.sole_test:
+                    sets_before[id(step)] = {a: len(s) for a, s in built.set_through.items()}
                 lacking = _lacking_tested(step)
                 if lacking is not None and not _may_have(model, built, lacking):
                     sure_calls.add(id(step))  # ``if not hasattr(self, "weight"): super().__init__(...)``
@@ -192,11 +199,43 @@ def construct(model: ClassModel) -> Construction:
             if not step.conditional:
                 built.surely_set.update(names)
     built.skipped_unless = _run_under_a_test(init_calls, sure_calls)
+    for index in built.skipped_unless:
+        known = _failed_test(init_calls[index], found[0], built, sets_before)
+        if known is not None:
+            built.skipped_knowing[index] = known
     built.read_unless_set = {
         attr: read for attr, (read, before) in after_sets.items()
         if all(inits & built.skipped_unless.keys() for inits, _ in built.set_through[attr][:before])
     }
     return built
+
+
+#: What an attribute known to fail a test passes: (test, literal) -> the fact.
+_FAILED = {"true": "false", "false": "true", "==": "!=", "!=": "=="}
+
+
+def _failed_test(
+    calls: list[Executed], built_index: int, built: Construction, sets_before: dict[int, dict[str, int]]
+) -> Known | None:
+    """What the instance holds where the one call of an ``__init__``, made
+    under one test by the ``__init__`` being built, did not run: the test
+    failed. Only a test of an attribute set once, before the call, and never
+    again while it is built."""
+    if len(calls) != 1:
+        return None
+    (step,) = calls
+    before = sets_before.get(id(step))
+    if before is None or step.chain or step.owner != built_index or step.caught:
+        return None
+    if type(step.event) is not Call:
+        return None
+    needed = requirements(step.event.requires)
+    if len(needed) != 1:
+        return None
+    attr, test, literal = needed[0]
+    if not attr.isidentifier() or before.get(attr) != 1 or len(built.set_through.get(attr, ())) != 1:
+        return None
+    return {attr: [(_FAILED[test], literal)]}
 
 
 def _bind(so_far: Known, names: tuple[str, ...] | None, literal: str | None) -> None:

@@ -32,15 +32,17 @@ def reach(
         if found is None or found[1] is None:
             continue
         feature = entry not in entries
-        for step in walk(model, (found[0], found[1]), {}, conditional=feature, decided=decided):
+        for order, step in enumerate(walk(model, (found[0], found[1]), {}, conditional=feature, decided=decided)):
             event = step.event
             if type(event) is not Read or step.caught or event.attr not in wanted:
                 continue
             current = best.get(event.attr)
             if current is None or (current[1].conditional and not step.conditional):
+                guard = nearest_test(event, step.condition)
+                between = tuple(dict.fromkeys(t for t in step.tests if t not in (step.condition, guard)))
                 best[event.attr] = (entry, Reached(
                     event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
-                    step.condition, step.requires, nearest_test(event, step.condition)))
+                    step.condition, step.requires, guard, between, order))
     return best
 
 

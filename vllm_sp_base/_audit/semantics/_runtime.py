@@ -17,7 +17,7 @@ from vllm_sp_base._audit.semantics._modalities import (
 )
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import LOCAL, input_key, key_of
-from vllm_sp_base._audit.summaries._events import Known
+from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, Known
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 
@@ -94,6 +94,29 @@ MODALITY = f"{LOCAL}modality"
 #: shares the target's head (``self.model.lm_head = target_language_model.lm_head``
 #: in ``load_model``, ``vllm/v1/spec_decode/llm_base_proposer.py``).
 SET_ON_DRAFTS = frozenset({"lm_head"})
+
+#: What an engine calls on a model it serves in a role a flag of the instance
+#: says: sglang's encoder server (``--encoder-only``, EPD disaggregation,
+#: ``srt/disaggregation/encoder/server.py``) loads the model and calls only its
+#: encoder's methods (``get_{modality}_feature``, ...), never ``forward``; the
+#: flag reaches the model as ``encoder_only`` (``get_disagg().encoder_only``,
+#: ``config.encoder_only``).
+ROLE_ENTRY_POINTS: dict[str, tuple[str, ...]] = {
+    "encoder_only": (
+        "load_weights", "get_image_feature", "get_video_feature", "get_audio_feature",
+        "preprocess_mm_for_encoder", "encode_video_audio",
+    ),
+}
+
+
+def entry_points_in_role(known: Known) -> tuple[str, ...] | None:
+    """The entry points of the role that what is known of the instance says
+    (``encoder_only`` true), or None where it says none."""
+    for attr, calls in ROLE_ENTRY_POINTS.items():
+        if any(test == "true" or (test == "==" and literal not in FALSE_LITERALS)
+               for test, literal in known.get(attr, ())):
+            return calls
+    return None
 
 
 def set_by_the_engine(model: ClassModel) -> frozenset[str]:

@@ -104,12 +104,18 @@ class EnclosingTests:
         self._stack.pop()
         self._text.pop()
 
-    def push_passed(self, test: ast.expr) -> None:
-        """What follows ``if test: return`` in its block runs where ``test`` failed."""
-        self._passed.append((test, False, self._bound()))
+    def push_passed(self, test: ast.expr, truth: bool = False) -> None:
+        """What follows ``if test: return`` in its block runs where ``test``
+        failed; what follows ``if test: ... else: return``, and that ``if``'s
+        body, where it held (``truth``)."""
+        self._passed.append((test, truth, self._bound()))
 
     def pop_passed(self, count: int) -> None:
         del self._passed[len(self._passed) - count:]
+
+    def sole(self) -> bool:
+        """Whether one test encloses the point, and no earlier return passed."""
+        return len(self._stack) == 1 and not self._passed
 
     def current(self) -> tuple[str | None, str]:
         """The innermost test's text, and what the enclosing tests need of the instance."""

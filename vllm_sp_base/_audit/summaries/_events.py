@@ -80,6 +80,9 @@ class Call:
     # itself (``import torch.nn as nn`` in the body): ``Import`` spelled
     # ``"<dots><module>:<name>"`` (see ``local_import``); None: the module's names.
     imported: str | None = None
+    # An ``__init__`` call under one test and nothing else (no loop, ``try``,
+    # other test or earlier return): where it does not run, that test failed.
+    sole_test: bool = False
 
 
 @dataclass(slots=True)

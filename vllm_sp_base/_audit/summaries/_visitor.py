@@ -82,6 +82,9 @@ class MethodVisitor(ast.NodeVisitor):
             if type(stmt) is ast.If and not stmt.orelse and type(stmt.body[-1]) in _ENDS_BLOCK:
                 self.tests.push_passed(stmt.test)
                 passed += 1
+            elif type(stmt) is ast.If and _only_body_goes_on(stmt) and type(stmt.body[-1]) not in _ENDS_BLOCK:
+                self.tests.push_passed(stmt.test, True)
+                passed += 1
         if passed:
             self.tests.pop_passed(passed)
 
@@ -213,7 +216,15 @@ class MethodVisitor(ast.NodeVisitor):
     # Control flow: the test of an if/while runs; its bodies may not.
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        self._branch(node.body, node.test)
+        if _only_body_goes_on(node):
+            # ``if ok: ... else: raise``, as ``if not ok: raise`` then the body:
+            # the body runs on every way the method goes on (the last arm of an
+            # ``if/elif`` chain whose ``else`` raises, too).
+            self.tests.push_passed(node.test, True)
+            self.visit_block(node.body)
+            self.tests.pop_passed(1)
+        else:
+            self._branch(node.body, node.test)
         self._branch(node.orelse, node.test, False)
 
     def visit_While(self, node: ast.While) -> None:
@@ -519,6 +530,8 @@ class MethodVisitor(ast.NodeVisitor):
             self.visit(keyword.value)
         call = self._method_call(func.attr, owner, node)
         if call is not None:
+            if call.name == "__init__":
+                call.sole_test = self.depth == 1 and self.catching == 0 and self.tests.sole()
             self.events.append(call)
         if func.attr in _REGISTERS and self._is_self(owner) and args:
             self._set_named(args[0], node)  # torch: the name becomes an attribute
@@ -561,6 +574,12 @@ class MethodVisitor(ast.NodeVisitor):
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 #: Statements after which nothing in their block runs.
 _ENDS_BLOCK = frozenset({ast.Return, ast.Raise, ast.Break, ast.Continue})
+
+
+def _only_body_goes_on(node: ast.If) -> bool:
+    """Whether the body of ``node`` is the only way on: its ``else`` raises
+    (a guard, as ``if not ok: raise`` is; an ``else`` that returns is a way on)."""
+    return bool(node.orelse) and type(node.orelse[-1]) is ast.Raise
 #: ``self.register_buffer("a", t)`` and the like: torch's ``nn.Module`` makes
 #: ``self.a`` answer from then on.
 _REGISTERS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
