@@ -33,7 +33,7 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
     "get_encoder_cudagraph_item_specs", "select_encoder_cudagraph_items",
     "postprocess_encoder_output", "prepare_encoder_cudagraph_capture_inputs",
     "prepare_encoder_cudagraph_replay_buffers", "encoder_cudagraph_forward",
-    "encoder_eager_forward", "start_profile", "stop_profile", "update_weights_from_tensor",
+    "encoder_eager_forward", "start_profile", "stop_profile", "update_weights_from_tensor", "to",
 )
 
 
@@ -69,6 +69,7 @@ DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("BaseTpWorker", ("get_worker_info", "get_memory_pool", "forward_batch_generation", "update_weights_from_tensor")),
     ("BaseSpecWorker", ("forward_batch_generation", "update_weights_from_tensor")),
     ("Trainer", ("train", "save_model")),
+    ("Tensor", ("to",)),
 )
 
 

@@ -1018,6 +1018,23 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="read-where-the-else-raises"),
+    Example("""
+        import torch
+        class PlainImpl(torch.Tensor):
+            @staticmethod
+            def __new__(cls, data):
+                return torch.Tensor._make_wrapper_subclass(cls, data.shape)  # a cls, built
+            def __init__(self, data):
+                self.int_data = data
+            def to(self, *args, **kwargs):  # torch's _to_copy calls it: model.to(device)
+                return self.__class__(self.int_data.to(*args, **kwargs))
+        class BlockSparseImpl(PlainImpl):
+            @staticmethod
+            def __new__(cls, values):
+                return torch.Tensor._make_wrapper_subclass(cls, values.shape)
+            def __init__(self, values):
+                self.values = values
+    """, (("BlockSparseImpl", "int_data", "warning"),), name="tensor-subclass-moved"),
     Example(_skips_a_target_only_setter("Qwen2ForCausalLMEagle"), (("Qwen2ForCausalLMEagle", "capture_aux_hidden_states", "error"),), name="draft-target-only-setter"),
     Example(_skips_a_target_only_setter("Qwen2Custom"), (("Qwen2Custom", "capture_aux_hidden_states", "error"),),
             name="feature-only-setter-does-not-run-first"),

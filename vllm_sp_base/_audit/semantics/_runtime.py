@@ -31,6 +31,9 @@ class Feature:
     label: str
     needs: str | None = None
     for_drafts: bool = True  # False: the engine calls it on the target model only
+    # False: a plain class's only (a tensor subclass's ``to``); a torch
+    # module's method of that name is torch's, which its own state serves.
+    for_modules: bool = True
 
 
 _EPLB = Feature("with EPLB (--enable-eplb)", needs="num_moe_layers")
@@ -41,6 +44,7 @@ _ENCODER_GRAPHS = Feature("with encoder CUDA graphs")
 _PRUNING = Feature("with multimodal pruning (--video-pruning-rate > 0)")
 _PROFILING = Feature("with profiling (the server's /start_profile, or start_profile() on the engine or LLM)")
 _WEIGHT_UPDATES = Feature("with weight updates (the server's /update_weights_from_tensor)")
+_MOVED = Feature("when the tensor is moved (.to(), as model.to(device) does to what it holds)", for_modules=False)
 #: The engine's gate for each default feature entry point (vLLM's model runner
 #: and ``vllm/model_executor/models/interfaces.py``). A feature entry point not
 #: listed here is said as "with the feature that calls NAME".
@@ -54,6 +58,7 @@ FEATURES: dict[str, Feature] = {
     "start_profile": _PROFILING,  # a worker's: the executor's collective_rpc("start_profile")
     "stop_profile": _PROFILING,
     "update_weights_from_tensor": _WEIGHT_UPDATES,  # sglang's scheduler, on its draft worker else its TP worker
+    "to": _MOVED,  # a tensor subclass's: torch's ``_to_copy`` dispatch calls it (torchao's quantized weights)
     **dict.fromkeys((
         "get_encoder_cudagraph_config", "get_input_modality", "get_max_frames_per_video",
         "get_encoder_cudagraph_budget_range", "get_encoder_cudagraph_item_specs",
@@ -185,7 +190,7 @@ def gated(entries: Sequence[str], sets: set[str], anything: bool, draft: bool = 
     return [
         entry for entry in entries
         if ((needs := feature(entry).needs) is None or anything or needs in sets)
-        and (feature(entry).for_drafts or not draft)
+        and (feature(entry).for_drafts or not draft) and feature(entry).for_modules
     ]
 
 

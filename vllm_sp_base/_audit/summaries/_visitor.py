@@ -459,6 +459,8 @@ class MethodVisitor(ast.NodeVisitor):
             self.method_name == "__new__"
             and isinstance(value, ast.Call)
             and not (isinstance(value.func, ast.Attribute) and value.func.attr == "__new__")
+            # ``torch.Tensor._make_wrapper_subclass(cls, shape)`` builds an instance of ``cls``.
+            and not (value.args and self._is_self(value.args[0]))
         ):
             self.events.append(Marker("returns_other", self._line(node)))
         self.generic_visit(node)
