@@ -344,10 +344,12 @@ def _masks(findings: list[tuple[str, str, Reached]], built_fails: bool) -> dict[
             first[entry] = read
     built = first.get("__init__") if built_fails else None
     masks: dict[str, tuple[str, bool]] = {}
-    for _, entry, read in findings:
-        if entry != "__init__" and built is not None:
+    for severity, entry, read in findings:
+        if severity == "note" or entry == "__init__":
+            continue  # no entry point reaches a note; construction's reads are in order already
+        if built is not None:
             masks[read.attr] = (built.attr, True)
-        elif entry in first and first[entry].order < read.order and entry != "__init__":
+        elif entry in first and first[entry].order < read.order:
             masks[read.attr] = (first[entry].attr, False)
     return masks
 
