@@ -22,7 +22,9 @@ DEFAULT_ENTRY_POINTS = (
 #: ``MixtureOfExperts``, ``SupportsEagle3``, ``SupportsMRoPE``,
 #: ``SupportsEncoderCudaGraph`` and ``SupportsMultiModalPruning`` interfaces),
 #: and its executor on a worker only when profiling (``start_profile``);
-#: sglang's scheduler on a worker when a user updates weights from tensors.
+#: sglang's scheduler on a worker when a user updates weights from tensors;
+#: torch on a tensor subclass when the tensor is moved (``to``: a plain class's
+#: only, a torch module's ``to`` is torch's own).
 #: A read reached only from these is at most a warning. Set with
 #: ``--feature-entry-points``.
 DEFAULT_FEATURE_ENTRY_POINTS = (
@@ -52,7 +54,9 @@ DEFAULT_FEATURE_ENTRY_POINTS = (
 #: and its draft worker, else its TP worker, when a user updates weights
 #: (``/update_weights_from_tensor``, ``scheduler_update_weights_mixin.py``);
 #: a training script its transformers ``Trainer`` (``trainer.train()``, then
-#: ``trainer.save_model()``, as every example script does). Any other plain class is checked
+#: ``trainer.save_model()``, as every example script does); torch a
+#: ``torch.Tensor`` subclass's ``to`` (``_to_copy``: ``model.to(device)`` on
+#: what holds torchao's quantized weights). Any other plain class is checked
 #: while it is built only: what calls a test double's methods, and whether
 #: anything does, cannot be told from the class.
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -171,11 +171,15 @@ class Executed:
     conditional: bool  # the event, or a call on the way, sits under a condition
     caught: bool  # a call on the way is inside ``try ... except AttributeError``
     target: Found | None = None  # for a Call: what it runs
-    condition: str | None = None  # the first test on the way that it runs under
     requires: str = ""  # what the tests on the way need of the instance (``Read.requires``)
     # The innermost test of each call on the way that has one, outermost first,
     # and the event's own: every gate a reader must pass to get here.
     tests: tuple[str, ...] = ()
+
+    @property
+    def condition(self) -> str | None:
+        """The first test on the way that it runs under."""
+        return self.tests[0] if self.tests else None
 
 
 def _joined(first: str, second: str) -> str:
@@ -222,20 +226,18 @@ def walk(
                 continue
         else:
             requires, tests = needs, why
-        condition = tests[0] if tests else None
         if type(event) is Call:
             found = model.target(index, event)
-            yield Executed(event, index, method, chain, not surely, caught, found, condition, requires, tests)
+            yield Executed(event, index, method, chain, not surely, caught, found, requires, tests)
             callee = found[1] if found is not None else None
             if event.kind == "self" and callee is None:
                 # No class the source shows defines it: ``self.norm(x)`` calls an
                 # instance attribute (a submodule the parent's ``__init__`` set).
                 read = Read(event.name, event.line, event.col, event.conditional, event.condition, event.requires)
-                yield Executed(read, index, method, chain, not surely, caught or event.caught, None, condition,
-                               requires, tests)
+                yield Executed(read, index, method, chain, not surely, caught or event.caught, None, requires, tests)
             entered_caught = caught or event.caught
         else:
-            yield Executed(event, index, method, chain, not surely, caught, None, condition, requires, tests)
+            yield Executed(event, index, method, chain, not surely, caught, None, requires, tests)
             # Reading a property runs its getter, as a call would.
             found = None
             if type(event) is Read and event.attr in model.properties:

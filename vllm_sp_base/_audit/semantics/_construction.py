@@ -133,7 +133,9 @@ def construct(model: ClassModel) -> Construction:
     # What the sets so far bound on no condition to a literal: a test they fail
     # (``self.enable_pdmux = False`` then ``if self.enable_pdmux:``) hides its reads.
     so_far: Known = {}
-    sets_before: dict[int, dict[str, int]] = {}  # a sole-test ``__init__`` call -> how often each attribute was set
+    # A call of an ``__init__`` under one test of an attribute set once so far
+    # (``_failed_test``) -> what the instance holds where that test failed.
+    failing: dict[int, Known] = {}
     for step in walk(model, (found[0], found[1]), built.executed):
         event = step.event
         if type(event) is Read:
@@ -167,8 +169,9 @@ def construct(model: ClassModel) -> Construction:
             target = step.target
             if event.name == "__init__" and target is not None and target[1] is not None:
                 init_calls.setdefault(target[0], []).append(step)
-                if event.sole_test:
-                    sets_before[id(step)] = {a: len(s) for a, s in built.set_through.items()}
+                known = _failed_test(step, found[0], built)
+                if known is not None:
+                    failing[id(step)] = known
                 lacking = _lacking_tested(step)
                 if lacking is not None and not _may_have(model, built, lacking):
                     sure_calls.add(id(step))  # ``if not hasattr(self, "weight"): super().__init__(...)``
@@ -200,9 +203,10 @@ def construct(model: ClassModel) -> Construction:
                 built.surely_set.update(names)
     built.skipped_unless = _run_under_a_test(init_calls, sure_calls)
     for index in built.skipped_unless:
-        known = _failed_test(init_calls[index], found[0], built, sets_before)
-        if known is not None:
-            built.skipped_knowing[index] = known
+        calls = init_calls[index]
+        known = failing.get(id(calls[0])) if len(calls) == 1 else None
+        if known is not None and all(len(built.set_through[attr]) == 1 for attr in known):
+            built.skipped_knowing[index] = known  # nothing set the attribute again while built
     built.read_unless_set = {
         attr: read for attr, (read, before) in after_sets.items()
         if all(inits & built.skipped_unless.keys() for inits, _ in built.set_through[attr][:before])
@@ -214,26 +218,19 @@ def construct(model: ClassModel) -> Construction:
 _FAILED = {"true": "false", "false": "true", "==": "!=", "!=": "=="}
 
 
-def _failed_test(
-    calls: list[Executed], built_index: int, built: Construction, sets_before: dict[int, dict[str, int]]
-) -> Known | None:
-    """What the instance holds where the one call of an ``__init__``, made
-    under one test by the ``__init__`` being built, did not run: the test
-    failed. Only a test of an attribute set once, before the call, and never
-    again while it is built."""
-    if len(calls) != 1:
+def _failed_test(step: Executed, built_index: int, built: Construction) -> Known | None:
+    """What the instance holds where an ``__init__`` call, made under one test
+    by the ``__init__`` being built (``built_index``), does not run: the test
+    failed. Only a test of an attribute set once so far (the caller checks
+    that nothing sets it again while it is built)."""
+    event = step.event
+    if type(event) is not Call or not event.sole_test or step.chain or step.owner != built_index or step.caught:
         return None
-    (step,) = calls
-    before = sets_before.get(id(step))
-    if before is None or step.chain or step.owner != built_index or step.caught:
-        return None
-    if type(step.event) is not Call:
-        return None
-    needed = requirements(step.event.requires)
+    needed = requirements(event.requires)
     if len(needed) != 1:
         return None
     attr, test, literal = needed[0]
-    if not attr.isidentifier() or before.get(attr) != 1 or len(built.set_through.get(attr, ())) != 1:
+    if not attr.isidentifier() or len(built.set_through.get(attr, ())) != 1:
         return None
     return {attr: [(_FAILED[test], literal)]}
 
