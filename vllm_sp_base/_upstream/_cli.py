@@ -6,6 +6,12 @@ import argparse
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
+
+from vllm_sp_base._upstream._names import TEST_PATH
+
+if TYPE_CHECKING:
+    from vllm_sp_base._upstream.series import _build, _patches
 
 EXIT_DONE, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
 _AUTHOR = re.compile(r"[^<>]+ <[^<>\s]+@[^<>\s]+>")
@@ -24,18 +30,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(0001-*.patch ..., for git am) under DIR")
     parser.add_argument("--diff", action="store_true", help="also print the whole change as one diff")
     parser.add_argument("--all-readers", action="store_true",
-                        help="give the mixin to every class rooting a hierarchy that reads a flag "
-                             "(default: only those with a subclass that skips their __init__, "
-                             "and the contract's own classes)")
+                        help="give a class-level default to every class reading a flag outside "
+                             "__init__ (default: only those with a subclass that skips their "
+                             "__init__, and the contract's own classes)")
     parser.add_argument("--remove-redundant", action="store_true",
                         help="also remove the `self.<flag> = False` lines the defaults make redundant")
     parser.add_argument("--author", metavar="'NAME <EMAIL>'", default=None,
-                        help="author and Signed-off-by of the series (default: a placeholder to fill)")
+                        help="author and Signed-off-by of the series (default: git's user.name "
+                             "and user.email)")
+    parser.add_argument("--no-test-run", action="store_true",
+                        help="with --out: do not run the added test with and without the change "
+                             "(the message then says it was not run)")
+    parser.add_argument("--run-hooks", action="store_true",
+                        help="with --out: run vLLM's pre-commit hooks on the series and state "
+                             "their outcome in the message (needs pre-commit)")
+    parser.add_argument("--pre-commit-config", metavar="FILE",
+                        help="with --run-hooks: the configuration to run (default: the tree's "
+                             ".pre-commit-config.yaml)")
 
 
 def _fail(message: str) -> int:
     print(f"{_PROG}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _git_author(root: str) -> str | None:
+    """git's ``user.name <user.email>``, as a commit in ``root`` would take them."""
+    import subprocess
+
+    found = []
+    for key in ("user.name", "user.email"):
+        try:
+            done = subprocess.run(["git", "config", key], cwd=root, capture_output=True, text=True,
+                                  check=False, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        found.append(done.stdout.strip())
+    return f"{found[0]} <{found[1]}>" if all(found) else None
+
+
+def _evidence(root: str, result: _build.Upstream) -> _patches.Evidence:
+    """The test file run on the tree without the change and with it."""
+    from vllm_sp_base._upstream.checks._test_run import run_test
+    from vllm_sp_base._upstream.series import _patches
+
+    print(f"{_PROG}: running {TEST_PATH} without the change and with it ...", file=sys.stderr)
+    try:
+        tests = [(c.path, c.after) for c in result.files if c.path.startswith("tests/")]
+        sources = [(c.path, c.after) for c in result.files if not c.path.startswith("tests/")]
+        run = run_test(root, TEST_PATH, tests, sources)
+    except OSError as error:
+        return _patches.Evidence(test_not_run=f"no scratch copy: {error.strerror or error}")
+    if not run.shows_the_fix():
+        before = f" ({run.before.failure})" if run.before.failure else ""
+        after = f" ({run.after.failure})" if run.after.failure else ""
+        why = f"without the change: {run.before.counts}{before}; with it: {run.after.counts}{after}"
+        result.problems.append((TEST_PATH, why))
+    return _patches.Evidence(test=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,14 +122,21 @@ def run(args: argparse.Namespace) -> int:
         if finished:
             print(f"{_PROG}: finished an interrupted --write: {len(finished)} file(s) moved into place",
                   file=sys.stderr)
-    author = args.author or _patches.PLACEHOLDER_AUTHOR
-    if args.out and not args.author:
-        print(f"{_PROG}: the series is signed off by a placeholder ({author}): give "
-              "--author 'Name <email>' (vLLM's DCO check needs yours)", file=sys.stderr)
-    if "\n" in author or not _AUTHOR.fullmatch(author):
+    author = args.author or _git_author(root)
+    if args.out and author is None:
+        return _fail("no author for the series: give --author 'Name <email>' or set git's "
+                     "user.name and user.email (vLLM's DCO check needs the real one)")
+    if author is not None and ("\n" in author or not _AUTHOR.fullmatch(author)):
         return _fail(f"--author {author!r}: expected 'Name <email>'")
-    # A tree rewritten in place gets vLLM tests only where it has tests/ (a checkout).
-    with_tests = not args.write or os.path.isdir(os.path.join(root, "tests"))
+    if (args.run_hooks or args.pre_commit_config) and not args.out:
+        return _fail("--run-hooks and --pre-commit-config go with --out (they check the series it writes)")
+    if args.pre_commit_config and not os.path.isfile(args.pre_commit_config):
+        return _fail(f"--pre-commit-config {args.pre_commit_config}: no such file")
+    with_tests = os.path.isdir(os.path.join(root, "tests"))
+    if args.out and not with_tests:
+        return _fail(f"{root} has no tests/ (an installed vLLM ships none): the series extends "
+                     f"{TEST_PATH} and names the CI step that runs it; give --vllm-src with a "
+                     "vLLM checkout or source distribution")
     try:
         result = _build.build(root, all_readers=args.all_readers,
                               remove_redundant=args.remove_redundant, with_tests=with_tests)
@@ -89,10 +147,8 @@ def run(args: argparse.Namespace) -> int:
             _fail(f"{path}: {reason}; nothing written")
         return EXIT_USAGE
     if not with_tests:
-        print(f"{_PROG}: no tests/ under {root}: the series carries no vLLM tests "
-              "(run it on a vLLM checkout, or without --write)", file=sys.stderr)
-    for path, reason in result.problems:
-        print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
+        print(f"{_PROG}: no tests/ under {root}: the change carries no vLLM test "
+              "(a series with --out needs a vLLM checkout)", file=sys.stderr)
     for path, reason in result.unmade:
         print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
     for what in result.missing:
@@ -105,7 +161,13 @@ def run(args: argparse.Namespace) -> int:
         print(change.path)
         for note in change.notes:
             print(f"  {note}")
-    patches = _patches.series(result)
+    evidence = _patches.Evidence(test_not_run="a dry run" if not args.out else "--no-test-run")
+    if args.out and result.files and not args.no_test_run and not result.missing and not result.unmade:
+        evidence = _evidence(root, result)
+    if args.out and result.wiring is not None and not result.wiring.covering():
+        why = "no Buildkite step of this tree runs it with source_file_dependencies covering the changes"
+        result.problems.append((TEST_PATH, why))
+    patches = _patches.series(result, evidence)
     for number, patch in enumerate(patches, 1):
         print(f"patch {number}/{len(patches)}: {patch.title} ({len(patch.files)} file(s))")
     diff_lines = _patches.lines_of(text)
@@ -113,12 +175,28 @@ def run(args: argparse.Namespace) -> int:
     removed = sum(line.startswith("-") and not line.startswith("---") for line in diff_lines)
     counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _build.COUNTED.items())
     print(f"{len(result.files)} file(s), +{added} -{removed} lines: {counts}")
-    for path, line, why in result.left:
-        print(f"{path}:{line}: left as is, because {why}" if line else f"{path}: {why}")
-    for path, line, why in result.untested:
-        print(f"{path}:{line}: {why}")
+    for gate in result.gates:
+        print(f"{gate.path}:{gate.line}: left as is: a hand-written sequence-parallel gate "
+              f"({'re-derives the SP-MoE gate without PP' if gate.rederives else 'its own conditions'})")
+    if args.run_hooks and patches and not result.missing and not result.unmade:
+        from vllm_sp_base._upstream.checks._hooks import run_hooks
+
+        print(f"{_PROG}: running vLLM's pre-commit hooks on the series ...", file=sys.stderr)
+        drafts = [_patches.mbox(p, n, len(patches), author or "") for n, p in enumerate(patches, 1)]
+        evidence.hooks = run_hooks(root, drafts, [c.path for c in result.files], args.pre_commit_config)
+        if evidence.hooks.problem or evidence.hooks.failed() or evidence.hooks.modified:
+            result.problems.append(("pre-commit", evidence.hooks.problem or
+                                    f"failed: {', '.join(evidence.hooks.failed()) or 'none'}; "
+                                    f"modified: {', '.join(evidence.hooks.modified) or 'none'}"))
+        patches = _patches.series(result, evidence)
+    for path, reason in result.problems:
+        print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
+    if patches and args.out:
+        print(f"{_PROG}: before opening the PR, run AGENTS.md's duplicate-work checks "
+              "(gh pr list --repo vllm-project/vllm ...) and review every line; apply with "
+              "git am --keep-non-patch to keep the [Model] tag", file=sys.stderr)
     mboxes = {
-        _patches.file_name(number, patch.title): _patches.mbox(patch, number, len(patches), author)
+        _patches.file_name(number, patch.title): _patches.mbox(patch, number, len(patches), author or "")
         for number, patch in enumerate(patches, 1)
     }
 

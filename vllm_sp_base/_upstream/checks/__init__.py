@@ -1,3 +1,4 @@
-"""vLLM's own checks on what the series changes: its ruff settings (``_ruff``,
-run by the tool itself), and what the commit messages say was run and passed
-(``_validated``, re-checked by this project's tests with vLLM's pre-commit)."""
+"""What the series is checked against before its message states it: vLLM's
+ruff settings (``_ruff``), the Buildkite step that runs its test
+(``_buildkite``), the test run on the tree with and without the change
+(``_test_run``), and vLLM's pre-commit hooks where asked (``_hooks``)."""

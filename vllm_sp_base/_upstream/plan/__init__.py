@@ -1,4 +1,4 @@
 """What the series changes in a vLLM tree, decided from source alone: the
-re-derivations the gate replaces (``_rederive``), the classes given the
-defaults (``_plan``), the ``= False`` lines they make redundant
-(``_redundant``), over the audit's reading of the tree (``_tree``)."""
+classes given class-level defaults (``_plan``), the ``= False`` lines they make
+redundant (``_redundant``), and the hand-written sequence-parallel gates the
+message accounts for (``_gates``), over the audit's reading of the tree (``_tree``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vllm_sp_base._upstream.plan._rederive import LeftAsIs, Site
+from vllm_sp_base._upstream.plan._gates import Gate
 
 
 @dataclass(frozen=True)
@@ -17,19 +17,33 @@ class Redundant:
     line: int
 
 
+@dataclass(frozen=True)
+class Default:
+    """Class-level defaults for ``flags`` in the class at ``line``, and why it gets them."""
+
+    line: int
+    flags: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A class whose own methods other than ``__init__`` read ``flags``."""
+
+    path: str
+    cls: str
+    flags: tuple[str, ...]
+
+
 @dataclass
 class FileEdits:
     """What the patch changes in one file; lines are the original file's."""
 
-    mixin: dict[str, int] = field(default_factory=dict)  # class -> line of its header
-    why: dict[str, str] = field(default_factory=dict)  # class -> why it is given the mixin
+    defaults: dict[str, Default] = field(default_factory=dict)  # class -> its defaults
     redundant: list[Redundant] = field(default_factory=list)
-    rederivations: list[Site] = field(default_factory=list)
-    left: list[LeftAsIs] = field(default_factory=list)  # re-derivations not replaced
-    gate: int | None = None  # line of ParallelConfig.use_sequence_parallel_moe, to add the gate
 
     def count(self) -> int:
-        return len(self.mixin) + len(self.redundant) + len(self.rederivations) + (self.gate is not None)
+        return len(self.defaults) + len(self.redundant)
 
 
 @dataclass
@@ -38,6 +52,8 @@ class Plan:
     edits: dict[str, FileEdits] = field(default_factory=dict)  # relpath -> edits
     problems: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason)
     missing: list[str] = field(default_factory=list)  # expected, not found
+    readers: list[Reader] = field(default_factory=list)  # every class reading a flag outside __init__
+    gates: list[Gate] = field(default_factory=list)  # hand-written sequence-parallel gates
 
     def file(self, relpath: str) -> FileEdits:
         return self.edits.setdefault(relpath, FileEdits())

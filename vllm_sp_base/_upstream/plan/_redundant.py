@@ -2,14 +2,16 @@
 
 Removing one must change no instance's value: the patch keeps every line that
 overrides something (another ``__init__`` or helper the construction runs sets
-the flag, or a class-level value other than the mixin's comes first in the MRO
+the flag, or a class-level value other than the one the patch adds comes first in the MRO
 of the class or of any subclass in the tree).
+
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection, Mapping
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import construct
@@ -21,9 +23,9 @@ from vllm_sp_base._upstream.plan._tree import Analysis
 
 
 def redundant_assignments(
-    analysis: Analysis, classes: list[ClassRef], targets: set[ClassRef]
+    analysis: Analysis, classes: list[ClassRef], targets: Mapping[ClassRef, Collection[str]]
 ) -> dict[ClassRef, list[Redundant]]:
-    """The redundant lines of each class; ``targets`` are the classes given the mixin."""
+    """The redundant lines of each class; ``targets`` are the classes given a default."""
     # A False is redundant once every other __init__ the construction runs stops
     # setting the flag, which may be because the patch removes their False too:
     # decide to a fixed point, so that a second run finds nothing left to do.
@@ -40,12 +42,12 @@ def redundant_assignments(
     return removed
 
 
-def _default_comes_from_mixin(
-    analysis: Analysis, mro: list[MroEntry], flag: str, targets: set[ClassRef]
+def _default_comes_from_target(
+    analysis: Analysis, mro: list[MroEntry], flag: str, targets: Mapping[ClassRef, Collection[str]]
 ) -> bool:
-    """Whether, after the patch, ``flag``'s class-level value in this MRO is the mixin's."""
+    """Whether, after the patch, ``flag``'s class-level value in this MRO is a default the patch adds."""
     for entry in mro:
-        if entry in targets or analysis.is_mixin(entry):
+        if isinstance(entry, ClassRef) and flag in targets.get(entry, ()):
             return True
         info = analysis.info(entry)
         if info is None or flag in info.class_attrs or flag in info.slots:
@@ -114,7 +116,7 @@ def _false_assignments(tree: ast.Module, class_name: str) -> list[tuple[str, int
 def _for_class(
     analysis: Analysis,
     ref: ClassRef,
-    targets: set[ClassRef],
+    targets: Mapping[ClassRef, Collection[str]],
     removed: dict[ClassRef, list[Redundant]],
     heirs: dict[ClassRef, list[list[MroEntry]]],
 ) -> list[Redundant]:
@@ -142,17 +144,17 @@ def _for_class(
         for flag, line, count in _false_assignments(analysis.tree(analysis.path_of(ref)), ref.name)
         if count == 1
         and flag not in set_by_others
-        and _default_comes_from_mixin(analysis, mro, flag, targets)
+        and _default_comes_from_target(analysis, mro, flag, targets)
     ]
     if not found:
         return found
     # A subclass that runs this __init__ but has a class-level value of its own
-    # ahead of the mixin would see that value once the line is gone.
+    # ahead of the default would see that value once the line is gone.
     if ref not in heirs:
         heirs[ref] = [project.mro(heir) for heir in subclasses(analysis, ref)]
     return [
         r for r in found
-        if all(_default_comes_from_mixin(analysis, mro, r.flag, targets) for mro in heirs[ref])
+        if all(_default_comes_from_target(analysis, mro, r.flag, targets) for mro in heirs[ref])
     ]
 
 

@@ -11,7 +11,6 @@ from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
 from vllm_sp_base._audit.sources._cache import Cache
 from vllm_sp_base._audit.sources._sources import Sources
 from vllm_sp_base._audit.summaries._summaries import ClassInfo
-from vllm_sp_base._upstream._names import CONTRACT_MODULE, MIXIN
 
 
 class SourceTreeError(Exception):
@@ -64,6 +63,3 @@ class Analysis:
 
     def info(self, entry: MroEntry) -> ClassInfo | None:
         return self.project.class_info(entry) if isinstance(entry, ClassRef) else None
-
-    def is_mixin(self, entry: MroEntry) -> bool:
-        return isinstance(entry, ClassRef) and (entry.module, entry.name) == (CONTRACT_MODULE, MIXIN)

@@ -114,7 +114,7 @@ def write_out(out: str, root: str, files: list[FileChange], patches: dict[str, s
 def with_carriage_returns(files: list[FileChange]) -> list[str]:
     """The changed files with CR line endings: their patches carry the CRs,
     which ``git am`` keeps only with ``--keep-cr``."""
-    return [c.path for c in files if any("\r" in (t or "") for t in (c.before, c.middle, c.after))]
+    return [c.path for c in files if any("\r" in (t or "") for t in (c.before, c.after))]
 
 
 def check_series(files: list[FileChange], patches: list[str]) -> str | None:

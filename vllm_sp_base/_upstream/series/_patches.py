@@ -1,20 +1,20 @@
-"""The patch as a series ``git am`` applies in order, two pull requests that
-each stand alone (vLLM squash-merges): 1, the gate in ``ParallelConfig`` and
-the re-derivations it replaces, with a test at each site; 2, the class-level
-defaults on the classes a custom-``__init__`` subclass is written against.
+"""The series as ``git am`` applies it: one pull request (vLLM squash-merges),
+its message in vLLM 0.33.0's pull-request template (Overview, Claims,
+Validation, Details, the checklist) with the attribution trailer its
+``AGENTS.md`` asks of tool-written changes.
 
-Each commit message follows vLLM 0.33.0's pull-request template (Overview,
-Claims, Validation, Details), says what was run, where and with what result
-(``checks/_validated.py``), and carries the attribution trailer vLLM's
-``AGENTS.md`` asks of tool-written changes. The author and ``Signed-off-by:``
-are a placeholder unless ``--author`` names one; vLLM's DCO check needs the
-real one.
+Every statement of fact in the message comes from this run: the classes and
+lines from the plan and the diff, the CI step from the tree's Buildkite
+pipeline, the test outcome with and without the change from running it, the
+hooks' outcome from running them. What was not run is said as not run.
 """
 
 from __future__ import annotations
 
 import difflib
 import email.utils
+import hashlib
+import os
 import re
 import textwrap
 from collections.abc import Iterable
@@ -22,21 +22,39 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from vllm_sp_base import __version__
-from vllm_sp_base._upstream._names import CONTRACT_PATH, MIXIN, MODEL_GATE, MOE_GATE, PIPELINE_SIZE
-from vllm_sp_base._upstream.checks import _validated
-from vllm_sp_base._upstream.rewrite._vllm_tests import (
-    DEFAULTS_TEST_PATH,
-    GATE_TEST_PATH,
-    defaults_test_count,
-    gate_test_count,
-)
-from vllm_sp_base._upstream.series._build import FileChange, Upstream
+from vllm_sp_base._upstream._names import TEST_PATH
+from vllm_sp_base._upstream.checks._hooks import HookRun
+from vllm_sp_base._upstream.checks._test_run import TestRun
+from vllm_sp_base._upstream.series._build import Upstream
 
-PLACEHOLDER_AUTHOR: Final = "Your Name <you@example.com>"
-#: The trailer vLLM's AGENTS.md asks of tool-written changes.
-ATTRIBUTION: Final = f"Co-authored-by: vllm-sp-base {__version__}"
+#: The trailer vLLM's AGENTS.md asks of tool-written changes, in the form
+#: GitHub shows as a co-author (a name and an address).
+ATTRIBUTION: Final = "Co-authored-by: vllm-sp-base <vllm-sp-base@users.noreply.github.com>"
 _NO_NEWLINE = "\\ No newline at end of file\n"
-_NOTE = re.compile(r"(\d+): (\w+) inherits \w+: (.*)")
+_VERSION = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*version\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
+#: vLLM 0.33.0's pull-request checklist; the tool ticks only what it knows.
+_CHECKLIST: Final = """\
+<details>
+<summary> Pull Request Checklist </summary>
+
+- [ ] I used vLLM's `/pr-checklist` skill. (Mandatory for agents, optional for humans).
+- [x] AI assistance was used during the creation of this PR.
+
+- [ ] **Design Fit:** Minimizes impact on core components, reuses existing functionality, and justifies added complexity.
+- [ ] **Testing and Validation:** Validates the change and ensures any added tests are meaningful and reliable, with CI coverage or documented CI resource constraints and validation performed outside CI.
+- [ ] **Code Quality and Style:** Keeps code and comments clear and concise, and updates relevant documentation and examples.
+- [ ] **Pull Request Contents:** Includes a brief summary and relevant links, supports claims with evidence, explains root causes and implementation trade-offs, and follows the contributing guide.
+</details>
+"""
+
+
+@dataclass
+class Evidence:
+    """What was run on the series, for its message to state."""
+
+    test: TestRun | None = None
+    test_not_run: str | None = None  # why the test was not run
+    hooks: HookRun | None = None  # None: not asked for
 
 
 @dataclass
@@ -49,17 +67,27 @@ class Patch:
         return diff(self.files)
 
 
+def blob_id(text: str | None) -> str:
+    """git's object id of ``text`` as a file (all zeros: no file)."""
+    if text is None:
+        return "0" * 40
+    data = text.encode("utf-8", "surrogateescape")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def diff(files: Iterable[tuple[str, str | None, str | None]]) -> str:
-    """A ``git apply``-able diff of (path, before, after); None: no such file."""
+    """A ``git apply``-able diff of (path, before, after); None: no such file.
+    With ``index`` lines, so ``git am -3`` can fall back to a three-way merge."""
     out: list[str] = []
     for path, before, after in files:
         out.append(f"diff --git a/{path} b/{path}\n")
+        index = f"index {blob_id(before)}..{blob_id(after)}"
         if before is None:
-            out += ["new file mode 100644\n", "--- /dev/null\n", f"+++ b/{path}\n"]
+            out += ["new file mode 100644\n", f"{index}\n", "--- /dev/null\n", f"+++ b/{path}\n"]
         elif after is None:
-            out += ["deleted file mode 100644\n", f"--- a/{path}\n", "+++ /dev/null\n"]
+            out += ["deleted file mode 100644\n", f"{index}\n", f"--- a/{path}\n", "+++ /dev/null\n"]
         else:
-            out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
+            out += [f"{index} 100644\n", f"--- a/{path}\n", f"+++ b/{path}\n"]
         hunks = difflib.unified_diff(lines_of(before or ""), lines_of(after or ""), n=3)
         for line in list(hunks)[2:]:  # the ---/+++ pair is written above
             out.append(line if line.endswith("\n") else line + "\n" + _NO_NEWLINE)
@@ -95,154 +123,179 @@ def _section(title: str, *parts: str) -> str:
     return f"## {title}\n\n" + "\n".join(parts)
 
 
-def _validation(result: Upstream, tests: str, passed: int, hooks: Iterable[str], gpu: str) -> str:
-    """What was run, where, with what result; the rest (GPU) is the submitter's."""
-    version = _validated.tree_version(result.root)
-    hook_list = ", ".join(hooks)
-    where = f"vLLM {_validated.VLLM_VERSION} with this change, {_validated.WHERE}:"
-    run = (f"\n    pytest {tests}\n    -> {passed} passed; on {_validated.VLLM_VERSION} as released "
-           "every one of them fails\n")
-    hooks_run = _prose(f"vLLM's pre-commit hooks on the changed files ({hook_list}): all passed.")
-    text = _prose(where) + run + "\n" + hooks_run
-    if version != _validated.VLLM_VERSION:
-        text += "\n" + _prose(f"Generated for vLLM {version or '(version unknown)'}: the commands above "
-                              "were run on 0.33.0, not on this tree.")
-    return text + "\n" + _prose(gpu)
+def _and(names: list[str]) -> str:
+    return " and ".join(", ".join(names).rsplit(", ", 1)) if names else ""
 
 
-def _details_end() -> str:
+def tree_version(root: str) -> str | None:
+    """The vLLM version of the tree under ``root`` (its ``vllm/_version.py``), if known."""
+    try:
+        with open(os.path.join(root, "vllm", "_version.py"), encoding="utf-8") as handle:
+            found = _VERSION.search(handle.read())
+    except (OSError, UnicodeDecodeError):
+        return None
+    return found.group(1) if found else None
+
+
+def _title(result: Upstream) -> str:
+    classes = sorted({cls for _, cls, _ in result.defaults})
+    flags = sorted({flag for _, _, d in result.defaults for flag in d.flags})
+    what = f"{flags[0]} default" if len(flags) == 1 else "sequence-parallel defaults"
+    prefix = os.path.commonprefix(classes)
+    named = (f"{prefix} classes" if len(classes) > 1 and len(prefix) >= 4
+             else _and(classes) if len(classes) <= 2 else f"{len(classes)} classes")
+    return f"[Model] Class-level {what} for {named}"
+
+
+def _validation(result: Upstream, evidence: Evidence) -> str:
+    parts: list[str] = []
+    run = evidence.test
+    version = tree_version(result.root) or "version unknown"
+    if run is not None:
+        where = f"vllm-sp-base {__version__} ran the test file on this tree (vLLM {version}){run.where}:"
+        block = f"\n    {run.command}\n\n    without this change: {run.before.counts}\n"
+        if run.before.failure:
+            block += f"        {run.before.failure}\n"
+        block += f"    with it: {run.after.counts}\n"
+        if run.after.failure:
+            block += f"        {run.after.failure}\n"
+        parts.append(_prose(where) + block)
+    else:
+        parts.append(_prose(f"Not run by vllm-sp-base ({evidence.test_not_run}): `pytest {TEST_PATH}` "
+                            "with and without this change."))
+    wiring = result.wiring
+    if wiring is not None and wiring.covering():
+        step = wiring.covering()[0]
+        parts.append(_prose(f"CI: `{TEST_PATH}` is run by the Buildkite step {step.describe()}, whose "
+                            "`source_file_dependencies` cover " + _and([f"`{s}`" for s in result.sources()])
+                            + "."))
+    elif wiring is not None and wiring.steps:
+        step = wiring.steps[0]
+        parts.append(_prose(f"CI: `{TEST_PATH}` is run by {step.describe()}, but its "
+                            "`source_file_dependencies` do not cover "
+                            + _and([f"`{s}`" for s in step.uncovered]) + "."))
+    else:
+        parts.append(_prose(f"CI: no Buildkite step of this tree was found to run `{TEST_PATH}`."))
+    hooks = evidence.hooks
+    changed = " ".join(path for path, _, _ in _files(result))
+    if hooks is None:
+        parts.append(_prose(f"vLLM's pre-commit hooks were not run by vllm-sp-base on this change "
+                            f"(`pre-commit run --files {changed}`)."))
+    elif hooks.problem:
+        parts.append(_prose(f"vLLM's pre-commit hooks could not be run: {hooks.problem}."))
+    else:
+        ran = [h for h in hooks.outcomes if h not in hooks.no_files]
+        passed = [h for h in ran if hooks.outcomes[h] == "Passed"]
+        text = (f"vLLM's pre-commit hooks, run by vllm-sp-base on the changed files with "
+                f"{hooks.config} (`pre-commit run --files {changed}`): {len(passed)} of {len(ran)} "
+                f"passed ({', '.join(passed)})")
+        if hooks.failed():
+            text += f"; failed: {', '.join(hooks.failed())}"
+        if hooks.no_files:
+            text += f"; {len(hooks.no_files)} had no file to check"
+        text += "; no file was modified." if not hooks.modified else (
+            f"; modified: {', '.join(hooks.modified)}.")
+        parts.append(_prose(text))
+    parts.append(_prose(
+        "Not run: loading a model whose classes skip these `__init__`s (Dots3 NOTE) on GPUs. "
+        "The classes' own `__init__` is unchanged; the class-level default is read only "
+        "where it does not run."
+    ))
+    return "\n".join(parts)
+
+
+def _files(result: Upstream) -> list[tuple[str, str | None, str | None]]:
+    return [(c.path, c.before, c.after) for c in result.files if c.after != c.before]
+
+
+def _details(result: Upstream) -> str:
+    classes = [(cls, d) for _, cls, d in result.defaults]
+    needed = [f"`{cls}`: {d.why}" for cls, d in classes]
+    files = sorted({path for path, _, _ in result.defaults})
+    flagged = sorted({flag for _, d in classes for flag in d.flags})
+    by_flag = {flag: sum(flag in r.flags for r in result.readers) for flag in flagged}
+    readers = "; ".join(f"{n} read `{flag}`" for flag, n in by_flag.items())
+    paragraphs = [
+        (f"Why class attributes: in this tree {len(result.readers)} classes read a sequence-parallel "
+        f"flag outside `__init__` ({readers}). {len(classes)} of them "
+        f"{'has' if len(classes) == 1 else 'have'} a subclass whose own `__init__` skips theirs "
+        f"(below), in {len(files)} file{'s' if len(files) != 1 else ''}; the others set the flag in "
+        "their own `__init__`, which no subclass skips. So each of these gets one annotated line, "
+        f"`{flagged[0]}: bool = False`, for the flag{'s' if len(flagged) > 1 else ''} it reads; a "
+        f"shared mixin or interface would add a module for {len(classes)} "
+        f"class{'es' if len(classes) != 1 else ''}."),
+        ("Trade-off: a class that never decides takes the path without sequence parallelism "
+        "instead of failing. Inside a model that shards its hidden states that path would be "
+        "wrong without an error; a subclass that wants sequence parallelism sets the flag in "
+        "its own `__init__`, as before."),
+    ]
+    text = _prose(*paragraphs) + "\n" + _bullets(needed)
+    removed = [f"{c.path}:{note.split(':', 1)[0]}" for c in result.files for note in c.notes
+               if "removed self." in note]
+    if removed:
+        text += "\n" + _prose("The `= False` lines the defaults make redundant, removed:") + "\n" + _bullets(removed)
+    gates = result.gates
+    if gates:
+        same = [g for g in gates if g.rederives]
+        own = [g for g in gates if not g.rederives]
+        text += "\n" + _prose(
+            f"Hand-written sequence-parallel gates (`pipeline_parallel_size == 1` in a "
+            f"sequence-parallel condition), left as they are: {len(gates)} in this tree. "
+            f"{len(same)} re-derive `use_sequence_parallel_moe and pipeline_parallel_size == 1`; "
+            f"{len(own)} spell out conditions of their own. Folding them into one property would "
+            "be a refactor of its own, which this fix does not need."
+        ) + "\n" + _bullets([g.describe() + (": re-derives" if g.rederives else ": "
+                                             + ", ".join(g.conditions)) for g in gates])
+    text += "\n" + _prose(
+        "Not a duplicate of #52172: that PR set the flags in the Dots3 NOTE subclasses; this "
+        "gives their parents the default, so the next subclass written the same way does not "
+        "need to.",
+        "AI assistance was used: this change and its description were generated by "
+        f"vllm-sp-base {__version__}, a codemod developed with AI assistance, from this tree's "
+        "source; the submitter reviews every changed line before opening the PR.",
+    )
+    return text
+
+
+def _overview(result: Upstream) -> str:
+    classes = [f"`{cls}`" for _, cls, _ in result.defaults]
+    skipping = sorted({d.why.split(" ", 1)[0] for _, _, d in result.defaults if " does not run " in d.why})
+    flags = sorted({flag for _, _, d in result.defaults for flag in d.flags})
+    who = (f"{_and([f'`{s}`' for s in skipping])} skip the `__init__` of {_and(classes)}"
+           if skipping else f"A subclass that skips the `__init__` of {_and(classes)}")
     return _prose(
-        "AI assistance was used: the change was written by vllm-sp-base "
-        f"{__version__}, a codemod developed with AI assistance, from this tree's "
-        "source; as vLLM's AGENTS.md asks, the submitter reviews every changed line "
-        "and runs the tests above before opening the PR.",
+        f"{who} (calling `nn.Module.__init__(self)`) but inherit their `forward`, which reads "
+        f"{_and([f'`self.{f}`' for f in flags])}. That crashed at KV-cache profiling with "
+        "`AttributeError: 'Dots3NoteModel' object has no attribute 'use_sequence_parallel'` "
+        "until #52172 set the flag in each subclass. This gives the parents a class-level "
+        "default, so such a subclass takes the path without sequence parallelism.",
     )
 
 
-def _first(result: Upstream, changes: list[FileChange], sites_tested: int) -> Patch:
-    sites = [
-        f"{c.path}:{note.split(':', 1)[0]}"
-        for c in changes for note in c.notes if " -> " in note
+def _claims(result: Upstream, evidence: Evidence) -> list[str]:
+    classes = " or ".join([f"`{cls}`" for _, cls, _ in result.defaults])
+    shown = evidence.test is not None and evidence.test.shows_the_fix()
+    return [
+        f"A subclass of {classes} whose `__init__` skips theirs runs the inherited `forward` on "
+        "the path without sequence parallelism instead of raising `AttributeError`"
+        + (" (the added test, which fails without this change)." if shown else "."),
+        "No change where their `__init__` runs: it assigns the instance attribute as before, "
+        "which wins over the class default"
+        + (" (the file's existing tests, which set it to `True`, pass)." if shown else "."),
     ]
-    stand_ins = [f"{c.path}:{note}" for c in changes for note in c.notes if "stand-in" in note]
-    left = [f"{path}:{line}: {why}" for path, line, why in result.left if line]
-    overview = _section("Overview", _prose(
-        "Model files re-derive model-level sequence parallelism by hand as "
-        f"`parallel_config.{MOE_GATE} and parallel_config.{PIPELINE_SIZE} == 1`. "
-        f"This adds it once, as `ParallelConfig.{MODEL_GATE}` next to `{MOE_GATE}`, "
-        "and reads it at each copy.",
-    ))
-    claims = [
-        ("Same value at every rewritten site for a real `ParallelConfig`: the property "
-        "is the expression it replaces, and a site is rewritten only where its receiver "
-        "is a `ParallelConfig` and the two operands are next to each other in their `and` "
-        f"chain ({len(sites)} sites)."),
-        ("The PP restriction lives in one place, as the SP-MoE conditions already do in "
-        f"`{MOE_GATE}`: lifting it, or adding a condition, is one change."),
-        "One behaviour change, for tests only: a bare `MagicMock` standing in for "
-        "`parallel_config` gave `False` (`MagicMock() == 1` is false) and now answers a "
-        "truthy mock, which turns SP on. "
-        + ("Stand-ins in tests that import a rewritten module are given the property "
-           "with the value the old expression had." if stand_ins else
-           "No test in this tree hands such a stand-in to a rewritten site."),
-    ]
-    validation = _section("Validation", _validation(
-        result, GATE_TEST_PATH, gate_test_count(sites_tested), _validated.HOOKS,
-        "Not run, and the submitter's: a DeepSeek-V3.2 or Qwen3-Next serve with "
-        "EP, TP > 1 and DP > 1 on GPUs, before and after, to confirm the same "
-        "sharding (the value is the same by construction; this checks nothing "
-        "else moved).",
-    ))
-    details = [
-        ("The test checks the gate on the layouts that tell its two conditions apart, "
-        "and that each rewritten layer reads it: the property is made to raise, and "
-        "building the layer from a stand-in config with a real `ParallelConfig` must "
-        "reach it (the rest of each `__init__` needs a GPU)."),
-        ("The name is not `use_sequence_parallel`: DeepSeek V4/V4.1, Step5 and MuseSpark "
-        "set a `self.use_sequence_parallel` of their own from other conditions, and a "
-        "config property of that name would disagree with them. The `TODO(wentao)` about "
-        "PP stays next to a visible PP condition."),
-        (f"Where the condition was last narrowed (`data_parallel_size > 1` dropped from "
-        f"`{MOE_GATE}`, #48849), SP-MoE allocated ~5.6 GiB at DP=1 for nothing; this "
-        "does not claim it would have prevented that."),
-    ]
-    text = (overview + "\n" + _section("Claims", _bullets(claims)) + "\n" + validation + "\n"
-            + _section("Details", _prose(*details) + "\n" + "Rewritten sites:\n\n" + _bullets(sites)))
-    if stand_ins:
-        text += "\n" + _prose("Test stand-ins given the property:") + "\n" + _bullets(stand_ins)
-    if left:
-        text += "\n" + _prose("Left as they are:") + "\n" + _bullets(left)
-    if result.untested:
-        text += "\n" + _prose("Rewritten, but not reached by the test (the submitter's to cover):")
-        text += "\n" + _bullets(f"{path}:{line}" for path, line, _ in result.untested)
-    text += "\n" + _details_end()
-    files: list[tuple[str, str | None, str | None]] = [
-        (c.path, c.before, c.middle) for c in changes if c.middle != c.before
-    ]
-    return Patch(f"[Config] Add ParallelConfig.{MODEL_GATE}", text, files)
 
 
-def _second(result: Upstream, changes: list[FileChange]) -> Patch:
-    given = [(m.group(2), c.path, m.group(3))
-             for c in changes for note in c.notes if (m := _NOTE.fullmatch(note))]
-    classes = [f"`{name}` ({path}): {why}" for name, path, why in given]
-    names = " and ".join(", ".join(f"`{name}`" for name, _, _ in given).rsplit(", ", 1))
-    removed = [f"{c.path}:{note}" for c in changes for note in c.notes if "removed self." in note]
-    overview = _section("Overview", _prose(
-        "A subclass that writes its own `__init__` and calls `nn.Module.__init__(self)` "
-        "inherits its parent's `forward` but never sets the sequence-parallel flags the "
-        "parent's `__init__` sets, and fails late, at KV-cache profiling: "
-        "`AttributeError: 'Dots3NoteModel' object has no attribute "
-        "'use_sequence_parallel'` (#52172 set them by hand in each `__init__`). This "
-        "gives the classes such subclasses are written against class-level defaults.",
-    ))
-    claims = [
-        (f"{names} read `False` for "
-        "`use_sequence_parallel` and `use_sequence_parallel_moe` when a subclass's "
-        "`__init__` skips theirs, instead of raising AttributeError."),
-        ("No change for an instance whose `__init__` runs: it sets the flags exactly as "
-        "today, and an instance value wins over the class default."),
-        ("The `= False` lines the defaults make redundant are removed." if removed else
-         "The explicit `= False` lines #52172 added are kept."),
-    ]
-    validation = _section("Validation", _validation(
-        result, DEFAULTS_TEST_PATH, defaults_test_count(len(classes)), _validated.HOOKS,
-        "Not run, and the submitter's: loading Dots3 NOTE and DeepSeek-V3.2 on GPUs "
-        "(the classes' own `__init__` is unchanged; the defaults are read only where "
-        "it does not run).",
-    ))
-    details = _prose(
-        f"`{CONTRACT_PATH}` holds `{MIXIN}`: annotated class attributes "
-        "`use_sequence_parallel = False` and `use_sequence_parallel_moe = False`, no "
-        "`__init__`. It goes after `nn.Module` in the bases, as vLLM writes "
-        "`nn.Module, SupportsX`; no base provides the flags at class level, so its "
-        "value is the one found. The test is wired into the CPU job that runs "
-        "`models/deepseek_v32/test_sequence_parallel.py`.",
-        "Trade-off: a module that never decides takes the path without sequence "
-        "parallelism instead of crashing. Inside a model that shards its hidden "
-        "states that would be wrong without an error; no such module exists in this "
-        "tree (the Dots3 NOTE classes set both flags to False themselves).",
-        "Why these classes:",
-    ) + "\n" + _bullets(classes)
-    if removed:
-        details += "\n" + _prose("Removed:") + "\n" + _bullets(removed)
-    comments = [f"{c.path}: {note.removeprefix('comment: ')}"
-                for c in changes for note in c.notes if note.startswith("comment: ")]
-    if comments:
-        details += "\n" + _prose("Comments that the new base makes untrue, reworded:") + "\n" + _bullets(comments)
-    text = (overview + "\n" + _section("Claims", _bullets(claims)) + "\n" + validation + "\n"
-            + _section("Details", details) + "\n" + _details_end())
-    files: list[tuple[str, str | None, str | None]] = [
-        (c.path, c.middle, c.after) for c in changes if c.after != c.middle
-    ]
-    return Patch("[Model] Class-level defaults for the sequence-parallel flags", text, files)
-
-
-def series(result: Upstream) -> list[Patch]:
-    """The patches of ``result``, in order; one with no file is left out."""
-    tested = len(result.sites) - len(result.untested)
-    patches = [_first(result, result.files, tested), _second(result, result.files)]
-    return [patch for patch in patches if patch.files]
+def series(result: Upstream, evidence: Evidence | None = None) -> list[Patch]:
+    """The patches of ``result``: one, or none where nothing changes."""
+    files = _files(result)
+    if not files or not result.defaults:
+        return []
+    evidence = evidence or Evidence(test_not_run="not asked")
+    text = (_section("Overview", _overview(result)) + "\n"
+            + _section("Claims", _bullets(_claims(result, evidence))) + "\n"
+            + _section("Validation", _validation(result, evidence)) + "\n"
+            + _section("Details", _details(result)) + "\n" + _CHECKLIST)
+    return [Patch(_title(result), text, files)]
 
 
 def _diffstat(files: list[tuple[str, str | None, str | None]], text: str) -> str:
@@ -272,7 +325,7 @@ def mbox(patch: Patch, number: int, total: int, author: str, date: str | None = 
         "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
         f"From: {author}\n"
         f"Date: {date or email.utils.formatdate()}\n"
-        f"Subject: [PATCH {number}/{total}] {patch.title}\n\n"
+        f"Subject: [PATCH{'' if total == 1 else f' {number}/{total}'}] {patch.title}\n\n"
         f"{patch.body}\n{ATTRIBUTION}\nSigned-off-by: {author}\n"
         f"---\n{_diffstat(patch.files, text)}\n{text}-- \nvllm-sp-base {__version__}\n\n"
     )
