@@ -132,6 +132,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--run-hooks and --pre-commit-config go with --out (they check the series it writes)")
     if args.pre_commit_config and not os.path.isfile(args.pre_commit_config):
         return _fail(f"--pre-commit-config {args.pre_commit_config}: no such file")
+    if args.out:
+        try:
+            _output.check_out(os.path.abspath(args.out), root)
+        except _output.OutputError as error:
+            return _fail(str(error))
     with_tests = os.path.isdir(os.path.join(root, "tests"))
     if args.out and not with_tests:
         return _fail(f"{root} has no tests/ (an installed vLLM ships none): the series extends "

@@ -91,9 +91,9 @@ class _Rewriter(cst.CSTTransformer):
         if isinstance(following, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and (
             not following.leading_lines and _class_level_names(following) is None
         ):
-            body[index] = following.with_changes(leading_lines=[cst.EmptyLine()])
+            body[index] = following.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         if index == 1 and _is_docstring(body[0]):
-            added[0] = added[0].with_changes(leading_lines=[cst.EmptyLine()])
+            added[0] = added[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         self.result.done["default"] += 1
         return node.with_changes(body=node.body.with_changes(body=[*body[:index], *added, *body[index:]]))
 

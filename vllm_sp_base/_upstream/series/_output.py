@@ -73,9 +73,8 @@ def _current(path: str) -> str | None:
     return data.decode("utf-8", "surrogateescape")
 
 
-def write_out(out: str, root: str, files: list[FileChange], patches: dict[str, str]) -> list[str]:
-    """The changed files in vLLM's layout under ``out``, and the series (name ->
-    text) beside them; returns the paths of the patches."""
+def check_out(out: str, root: str) -> None:
+    """Raises OutputError where ``out`` must not receive the series of the tree under ``root``."""
     package = os.path.join(root, "vllm")
     if _inside(out, package):
         raise OutputError(f"{out}: inside the vLLM package being rewritten; choose another --out")
@@ -86,6 +85,12 @@ def write_out(out: str, root: str, files: list[FileChange], patches: dict[str, s
     if os.path.realpath(out) in {os.path.realpath(p or os.curdir) for p in sys.path}:
         raise OutputError(f"{out}: on Python's import path, so its partial vllm/ would shadow "
                           "the real vLLM; choose another --out")
+
+
+def write_out(out: str, root: str, files: list[FileChange], patches: dict[str, str]) -> list[str]:
+    """The changed files in vLLM's layout under ``out``, and the series (name ->
+    text) beside them; returns the paths of the patches."""
+    check_out(out, root)
     try:
         made = make_folders(out)
     except OSError as error:
