@@ -146,7 +146,7 @@ def test_a_linked_file_inside_the_tree_stays_a_link(
     assert code == 0, err
     text = real.read_text()
     assert (tree / V32).is_symlink()
-    assert "class DeepseekV32Model(nn.Module, SequenceParallelDefaults):" in text
+    assert "class DeepseekV32Model(nn.Module):\n    use_sequence_parallel: bool = False\n" in text
 
 
 def test_one_file_under_two_module_paths_changed_differently_is_refused(

@@ -15,13 +15,15 @@ from textwrap import dedent
 from typing import Any
 
 import pytest
-from test_cli import FILES, V32, make_tree, run, snapshot
+from test_cli import AUTHOR, FILES, TEST, V32, make_tree, run, snapshot
 
 from vllm_sp_base._upstream.series import _output
 from vllm_sp_base._upstream.series._build import FileChange
 from vllm_sp_base._upstream.series._patches import Patch, mbox
 
-GATE_USER = "vllm/models/gate_user.py"
+#: --out on a toy tree: the series, without running the toy test.
+OUT = ("--author", AUTHOR, "--no-test-run")
+DEFAULT = b"use_sequence_parallel: bool = False"
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git applies the series")
 
 
@@ -57,11 +59,11 @@ def test_a_crlf_file_keeps_its_line_endings_in_the_rewrite_and_the_series(
     code, _, err = run(capsys, "--vllm-src", str(written), "--write")
     assert code == 0, err
     lines = (written / V32).read_bytes().split(b"\n")
-    assert b"SequenceParallelDefaults" in (written / V32).read_bytes()
+    assert DEFAULT in (written / V32).read_bytes()
     assert lines[-1] == b"" and all(line.endswith(b"\r") for line in lines[:-1])  # every one CRLF
 
     out = tmp_path / "out"
-    code, _, err = run(capsys, "--vllm-src", str(pristine), "--out", str(out))
+    code, _, err = run(capsys, "--vllm-src", str(pristine), "--out", str(out), *OUT)
     assert code == 0, err
     assert f"{V32}: CRLF line endings, kept in the series: apply it with git am --keep-cr" in err
     assert (out / V32).read_bytes() == (written / V32).read_bytes()
@@ -73,7 +75,7 @@ def test_a_crlf_file_keeps_its_line_endings_in_the_rewrite_and_the_series(
     patches = sorted(str(p) for p in out.glob("*.patch"))
     applied = _git(repo, "am", "-q", "--keep-cr", "--keep-non-patch", *patches)
     assert applied.returncode == 0, applied.stderr
-    for path in ("vllm/config/parallel.py", V32, GATE_USER):
+    for path in (V32, TEST):
         assert (repo / path).read_bytes() == (written / path).read_bytes(), path
 
 
@@ -81,15 +83,15 @@ def test_a_form_feed_inside_a_line_stays_inside_it_in_the_series(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # str.splitlines breaks at a form feed; git does not: a diff cut there does not apply.
-    files = {**FILES, GATE_USER: FILES[GATE_USER] + "    # page\x0cbreak\n"}
+    files = {**FILES, V32: FILES[V32] + "        # page\x0cbreak\n"}
     root = make_tree(tmp_path / "tree", files)
     out = tmp_path / "out"
-    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out))
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out), *OUT)
     assert code == 0 and _error_lines(err) == [], err
-    assert "# page\x0cbreak\n" in (out / GATE_USER).read_text()
+    assert "# page\x0cbreak\n" in (out / V32).read_text()
     code, _, err = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 0, err
-    assert (root / GATE_USER).read_text() == (out / GATE_USER).read_text()
+    assert (root / V32).read_text() == (out / V32).read_text()
 
 
 def test_a_byte_order_mark_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -98,7 +100,7 @@ def test_a_byte_order_mark_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture
     code, _, err = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 0, err
     data = (root / V32).read_bytes()
-    assert data.startswith(b"\xef\xbb\xbffrom torch import nn\n") and b"SequenceParallelDefaults" in data
+    assert data.startswith(b"\xef\xbb\xbffrom torch import nn\n") and DEFAULT in data
 
 
 # Files it cannot take: all or nothing, one line, exit 2 ----------------------
@@ -106,35 +108,33 @@ def test_a_byte_order_mark_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture
 @pytest.mark.parametrize(
     ("name", "data", "said"),
     [
-        # The base of the first tests/upstream test, one target among six: nothing written.
-        (GATE_USER, b"def sharded(pc: ParallelConfig):\n    return pc.use_sequence_parallel_moe and (\n",
-         f"{GATE_USER}: does not parse (line 2)"),
+        # A file the series changes.
+        (V32, dedent(FILES[V32]).encode() + b"def broken(:\n",
+         f"{V32}: does not parse (line {len(dedent(FILES[V32]).splitlines()) + 1})"),
         # Read by the audit (a coding declaration), but the series is UTF-8.
-        (GATE_USER, b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + dedent(FILES[GATE_USER]).encode(),
-         f"{GATE_USER}: not UTF-8 (byte 31)"),
+        (V32, b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + dedent(FILES[V32]).encode(),
+         f"{V32}: not UTF-8 (byte 31)"),
         # libcst drops a form feed before a statement: the rewrite would change more than the plan.
         (V32, b"\x0c" + dedent(FILES[V32]).encode(),
          f"{V32}: line 1 would not be kept as written"),
         # A file holding the flags' name that does not parse may hold a class the plan needs.
         ("vllm/models/other.py", b"def use_sequence_parallel(:\n",
          "vllm/models/other.py: does not parse (line 1)"),
-        # The CI file the series' test is wired into.
-        (".buildkite/test_areas/models_basic.yaml", b"x: caf\xe9\n",
-         ".buildkite/test_areas/models_basic.yaml: cannot read: not UTF-8 (byte 6)"),
+        # The vLLM test file the series extends.
+        (TEST, b"# caf\xe9\n", f"{TEST}: cannot read: not UTF-8 (byte 5)"),
     ],
-    ids=["syntax-error", "latin-1", "form-feed", "unplanned-syntax-error", "ci-latin-1"],
+    ids=["syntax-error", "latin-1", "form-feed", "unplanned-syntax-error", "test-latin-1"],
 )
 @pytest.mark.parametrize("mode", ["--write", "--out"])
 def test_a_file_it_cannot_take_stops_everything_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, data: bytes, said: str, mode: str
 ) -> None:
     root = make_tree(tmp_path / "tree")
-    (root / "tests").mkdir()  # a checkout: --write adds the tests too, and wires them into CI
     (root / name).parent.mkdir(parents=True, exist_ok=True)
     (root / name).write_bytes(data)
     before = snapshot(root)
     out = tmp_path / "out"
-    where = [mode] if mode == "--write" else [mode, str(out), "--author", "A <a@example.org>"]
+    where = [mode] if mode == "--write" else [mode, str(out), *OUT]
     code, stdout, err = run(capsys, "--vllm-src", str(root), *where)
     assert code == 2 and stdout == "" and err.count("\n") == 1, err
     assert err.startswith(f"vllm-sp-base upstream: error: {said}") and err.endswith("; nothing written\n")
@@ -158,7 +158,7 @@ def test_a_tree_whose_path_is_not_utf8_is_one_line(
 
 @needs_git
 def test_git_am_refusing_a_patch_is_one_line_naming_the_file(tmp_path: Path) -> None:
-    change = FileChange("vllm/x.py", "a = 1\n", "a = 2\n", middle="a = 2\n")
+    change = FileChange("vllm/x.py", "a = 1\n", "a = 2\n")
     patch = Patch("[Config] Something", "Body.\n", [("vllm/x.py", "b = 1\n", "a = 2\n")])
     rejected = _output.check_series([change], [mbox(patch, 1, 1, "A <a@b.c>")])
     assert rejected == "patch 1: vllm/x.py: git am finds the patch does not apply to the file as read"
@@ -213,7 +213,7 @@ def test_write_to_a_tree_it_may_not_write_says_so_and_changes_nothing(
         code, _, err = run(capsys, "--vllm-src", str(root), "--write")
     why = "Permission denied" if how == "EACCES" else "Read-only file system"
     assert code == 2 and "Traceback" not in err and "interrupted" not in err
-    assert _error_lines(err) == [(f"vllm-sp-base upstream: error: {root}/vllm/config/parallel.py: "
+    assert _error_lines(err) == [(f"vllm-sp-base upstream: error: {root}/{TEST}: "
                                   f"cannot write: {why}; the tree is as it was")]
     assert snapshot(root) == before and _folders(root) == folders
 
@@ -231,10 +231,9 @@ def test_out_on_a_full_disk_names_the_path_and_leaves_no_folder(
     root = make_tree(tmp_path / "tree")
     out = tmp_path / "a" / "b" / "out"
     _disk_full_at_first_sync(monkeypatch)
-    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out))
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out), *OUT)
     assert code == 2 and "Traceback" not in err and "--write" not in err
-    assert _error_lines(err) == [(f"vllm-sp-base upstream: error: {out}/tests/config/"
-                                  "test_parallel_sequence_parallel_gate.py: cannot write: "
+    assert _error_lines(err) == [(f"vllm-sp-base upstream: error: {out}/{TEST}: cannot write: "
                                   "No space left on device; nothing written")]
     assert not (tmp_path / "a").exists()  # every folder it made, removed
 
@@ -245,7 +244,7 @@ def test_out_that_cannot_be_made_says_why_without_advising_write(
     root = make_tree(tmp_path / "tree")
     (tmp_path / "file").write_text("")
     out = tmp_path / "file" / "out"
-    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out))
+    code, _, err = run(capsys, "--vllm-src", str(root), "--out", str(out), *OUT)
     assert code == 2 and "--write" not in err
     assert _error_lines(err) == [(f"vllm-sp-base upstream: error: {tmp_path / 'file'}: cannot write: "
                                   "exists and is not a folder; nothing written")]
@@ -255,25 +254,25 @@ def test_write_on_a_full_disk_leaves_no_folder_it_made(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = make_tree(tmp_path / "tree")
-    (root / "tests").mkdir()  # a checkout: the series adds tests/config/ and tests/models/...
     before, folders = snapshot(root), _folders(root)
     _disk_full_at_first_sync(monkeypatch)
     code, _, err = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 2 and "No space left on device; the tree is as it was" in err
-    assert f"error: {root}/tests/config/test_parallel_sequence_parallel_gate.py: cannot write" in err
+    assert f"error: {root}/{TEST}: cannot write" in err
     assert snapshot(root) == before and _folders(root) == folders
 
 
 def test_a_folder_the_series_needs_that_is_a_file_is_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_tree(tmp_path / "tree")
-    (root / "tests").mkdir()
-    (root / "tests" / "config").write_text("")  # an odd vLLM: a file where the tests' folder goes
+    files = {path: text for path, text in FILES.items() if path != TEST}
+    root = make_tree(tmp_path / "tree", files)
+    (root / "tests" / "models").mkdir(parents=True)
+    (root / "tests" / "models" / "deepseek_v32").write_text("")  # a file where a folder goes
     before = snapshot(root)
     code, _, err = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 2 and snapshot(root) == before
-    assert err == ("vllm-sp-base upstream: error: tests/config/test_parallel_sequence_parallel_gate.py: "
+    assert err == (f"vllm-sp-base upstream: error: {TEST}: "
                    "cannot read: a part of its path is a file, not a folder; nothing written\n")
 
 
@@ -284,27 +283,13 @@ def test_a_file_changed_after_it_was_read_is_not_overwritten(
     real_check = _output.check_series
 
     def edited_meanwhile(*args: Any) -> str | None:  # between the read and the write
-        with open(root / GATE_USER, "a") as handle:
+        with open(root / V32, "a") as handle:
             handle.write("# mine\n")
         return real_check(*args)
 
     monkeypatch.setattr(_output, "check_series", edited_meanwhile)
     code, _, err = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 2
-    assert f"error: {GATE_USER}: changed since it was read; nothing written" in err
-    assert (root / GATE_USER).read_text().endswith("# mine\n")
-    assert "SequenceParallelDefaults" not in (root / V32).read_text()
-
-
-def test_a_planned_change_the_rewrite_cannot_make_writes_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # The mixin's name is taken in the module of a class that needs it: that
-    # class is left as it is, so the rest of the series is not written either.
-    files = {**FILES, V32: "from elsewhere import Thing as SequenceParallelDefaults\n" + dedent(FILES[V32])}
-    root = make_tree(tmp_path / "tree", files)
-    before = snapshot(root)
-    code, _, err = run(capsys, "--vllm-src", str(root), "--write")
-    assert code == 1 and snapshot(root) == before and "Traceback" not in err
-    assert f"{V32}: DeepseekV32DecoderLayer: the name SequenceParallelDefaults is already bound" in err
-    assert err.endswith("nothing written: a planned change could not be made (above)\n")
+    assert f"error: {V32}: changed since it was read; nothing written" in err
+    assert (root / V32).read_text().endswith("# mine\n")
+    assert "def test_subclass_skipping" not in (root / TEST).read_text()

@@ -28,6 +28,17 @@ FILES = {
         def _use_sequence_parallel(pc: ParallelConfig, moe: bool):
             return pc.use_sequence_parallel_moe and pc.pipeline_parallel_size == 1 and moe
     """,
+    # The CI step that runs the test file, as vLLM's pipeline declares one.
+    ".buildkite/test_areas/models_basic.yaml": """\
+        steps:
+        - label: Basic Models Other
+          key: basic-models-other
+          source_file_dependencies:
+          - vllm/
+          - tests/models/deepseek_v32/test_sequence_parallel.py
+          commands:
+            - pytest -v -s models/test_utils.py models/deepseek_v32/test_sequence_parallel.py
+    """,
     # What the series' test reuses from vLLM's own test file; bodies are ours.
     TEST: """\
         import torch
