@@ -1,285 +1,353 @@
-"""The proof on the real vLLM 0.33.0 source tree (the installed package, copied)."""
+"""The proof on vLLM 0.33.0's source distribution (``tests/``, ``.buildkite/``
+included; downloaded once and cached, ``bench/upstream_releases.source_tree``).
+
+Every statement of fact in the series' message is checked here against the
+tree, independently of the code that wrote it: the classes against the diff,
+the subclasses and #52172's lines against the release's source, the counts of
+readers and gates against a scan of our own, the CI step against the tree's
+Buildkite pipeline, and the quoted test outcome against runs of the test on the
+patched tree and on every mutant of it (the release included).
+"""
 
 from __future__ import annotations
 
-import hashlib
+import ast
+import contextlib
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import yaml
 from vllm_runs import count, pytest_in
 
 from vllm_sp_base._audit._engine import audit
-from vllm_sp_base._audit.files._discover import installed_vllm
 from vllm_sp_base._audit.sources._cache import Cache
 from vllm_sp_base._main import main
-from vllm_sp_base._upstream.rewrite._vllm_tests import DEFAULTS_TEST_PATH as DEFAULTS_TEST
-from vllm_sp_base._upstream.rewrite._vllm_tests import GATE_TEST_PATH as GATE_TEST
+from vllm_sp_base._upstream._names import TEST_PATH
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+
+from upstream_releases import source_tree  # noqa: E402
 
 TESTS = Path(__file__).parent.parent
+V32 = "vllm/models/deepseek_v32/nvidia/model.py"
 DOTS3 = "vllm/models/dots3_note/nvidia/model.py"
 SEED_LINES = ("self.use_sequence_parallel = False", "self.use_sequence_parallel_moe = False")
-# Independent of the codemod's own matcher: the hand re-derivation as vLLM writes it.
-REDERIVATION = re.compile(
-    r"(\w+)\.use_sequence_parallel_moe\s+and\s+\1\.pipeline_parallel_size\s*==\s*1"
-)
+AUTHOR = "Ada Lovelace <ada@example.org>"
+FLAGS = ("use_sequence_parallel", "use_sequence_parallel_moe")
+#: What the series copies of the source distribution to work on.
+_PARTS = ("vllm", "tests", ".buildkite", "pyproject.toml")
 
 
-def _copy_source_tree(source: Path, root: Path) -> None:
-    """Python files are copied, everything else (the 800 MB of .so) is linked."""
-
-    def copy(src: str, dst: str) -> object:
-        return shutil.copy2(src, dst) if src.endswith(".py") else os.symlink(src, dst)
-
-    shutil.copytree(source, root / "vllm", copy_function=copy,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+def _copy(source: Path, root: Path) -> None:
+    for part in _PARTS:
+        if (source / part).is_dir():
+            shutil.copytree(source / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source / part, root / part)
 
 
-def _digest(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted((root / "vllm").rglob("*.py"))
-    }
+def _git(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *argv], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["upstream", *args])
+    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    installed = installed_vllm()
-    if installed is None:
-        pytest.skip("vLLM is not installed")
+    sdist = source_tree("0.33.0")
+    assert sdist is not None
     base = tmp_path_factory.mktemp("upstream")
     trees = {name: base / name for name in ("original", "rewritten", "wide", "applied")}
-    for name in ("original", "rewritten", "wide"):
-        _copy_source_tree(Path(installed), trees[name])
-    (trees["rewritten"] / "tests").mkdir()  # a checkout: --write adds vLLM tests there
-    return {"installed": Path(installed), "out": base / "out", **trees}
-
-
-def _run(*args: str) -> tuple[int, str]:
-    import contextlib
-    import io
-
-    stdout = io.StringIO()
-    with contextlib.redirect_stdout(stdout):
-        code = main(["upstream", *args])
-    return code, stdout.getvalue()
+    for name in trees:
+        _copy(sdist, trees[name])
+    return {"sdist": sdist, "out": base / "out", **trees}
 
 
 @pytest.fixture(scope="module")
-def runs(trees: dict[str, Path]) -> dict[str, tuple[int, str]]:
-    """Dry run, --out, --write, a second --write, and the wide options, each captured."""
-    before = _digest(trees["original"])
+def runs(trees: dict[str, Path]) -> dict[str, tuple[int, str, str]]:
+    """Dry run, --out (which runs the test), --write, a second --write, and the wide options."""
     results = {
         "dry": _run("--vllm-src", str(trees["original"])),
-        "out": _run("--vllm-src", str(trees["original"] / "vllm"), "--out", str(trees["out"])),
+        "out": _run("--vllm-src", str(trees["original"] / "vllm"), "--out", str(trees["out"]),
+                    "--author", AUTHOR),
+        "write": _run("--vllm-src", str(trees["rewritten"]), "--write"),
     }
-    assert _digest(trees["original"]) == before, "a dry run or --out changed the source tree"
-    results["write"] = _run("--vllm-src", str(trees["rewritten"]), "--write")
-    after = _digest(trees["rewritten"])
+    after = {p: p.read_bytes() for p in (trees["rewritten"] / "vllm").rglob("*.py")}
     results["again"] = _run("--vllm-src", str(trees["rewritten"]), "--write")
-    assert _digest(trees["rewritten"]) == after, "a second --write changed the tree"
+    assert {p: p.read_bytes() for p in (trees["rewritten"] / "vllm").rglob("*.py")} == after
     results["wide"] = _run("--vllm-src", str(trees["wide"]), "--write", "--all-readers",
                            "--remove-redundant")
     return results
 
 
-def _git(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), "GIT_CONFIG_GLOBAL": os.devnull,
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", *argv], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False)
+@pytest.fixture(scope="module")
+def patch(trees: dict[str, Path], runs: dict[str, tuple[int, str, str]]) -> str:
+    code, _, err = runs["out"]
+    assert code == 0, err
+    (found,) = sorted(trees["out"].glob("*.patch"))
+    return found.read_text()
 
 
 @pytest.fixture(scope="module")
-def applied(trees: dict[str, Path], runs: dict[str, tuple[int, str]]) -> Path:
-    """A git repository of the original tree with the series applied by ``git am``."""
+def message(patch: str) -> str:
+    """The commit message as prose: lines unfilled, so a sentence reads whole."""
+    body = patch.split("\n\n", 1)[1].split("\n---\n", 1)[0]
+    body = re.sub(r"\n  (?=\S)", " ", body)  # a bullet's continued lines
+    return re.sub(r"(?<=\S)\n(?=[^\n\s#<-])", " ", body)
+
+
+@pytest.fixture(scope="module")
+def applied(trees: dict[str, Path], patch: str) -> Path:
+    """A git repository of the release with the series applied by ``git am``."""
     repo = trees["applied"]
-    _copy_source_tree(trees["installed"], repo)
-    assert _git(repo, "init", "-q").returncode == 0
-    _git(repo, "add", "-A", "vllm")
-    assert _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm",
-                "vLLM as released").returncode == 0
-    patches = sorted(str(p) for p in trees["out"].glob("*.patch"))
-    done = _git(repo, "am", "--keep-non-patch", *patches)
+    for argv in (("init", "-q"), ("add", "-A", "-f"),
+                 ("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "release")):
+        assert _git(repo, *argv).returncode == 0
+    done = _git(repo, "am", "--keep-non-patch", *map(str, sorted(trees["out"].glob("*.patch"))))
     assert done.returncode == 0, done.stdout + done.stderr
     return repo
 
 
-def test_it_reports_what_it_changes_and_why(runs: dict[str, tuple[int, str]]) -> None:
-    code, output = runs["dry"]
+def test_it_reports_what_it_changes_and_why(runs: dict[str, tuple[int, str, str]]) -> None:
+    code, output, _ = runs["dry"]
     assert code == 0
     summary = next(line for line in output.splitlines() if " file(s), +" in line)
-    assert re.search(r"\b2 classes given the mixin\b", summary)
-    assert re.search(r"\b6 re-derivations replaced\b", summary)
-    assert re.search(r"\b0 redundant assignments removed\b", summary)
-    assert re.search(r"\b1 gate added\b", summary) and re.search(r"\b1 contract module", summary)
-    assert re.search(r"\b2 vLLM test files written\b", summary)
-    # Each class is there for a reason a reviewer can check: a subclass that skips its __init__.
-    assert ("57: DeepseekV32DecoderLayer inherits SequenceParallelDefaults: Dots3NoteDecoderLayer "
-            "does not run DeepseekV32DecoderLayer.__init__") in output
-    assert "DeepseekV32Model inherits SequenceParallelDefaults: Dots3NoteModel does not run" in output
-    assert "patch 1/2: [Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp" in output
-    assert "patch 2/2: [Model] Class-level defaults" in output
-    assert "vllm/models/common/sequence_parallel_defaults.py\n  1: new file: the contract" in output
-    # No .buildkite/ in an installed vLLM: said, for the submitter to wire the tests.
-    assert ".buildkite/test_areas/models_basic.yaml: not found: wire" in output
+    assert re.search(r"\b2 classes given class-level defaults\b", summary)
+    assert re.search(r"\b1 vLLM tests added\b", summary)
+    assert ("57: DeepseekV32DecoderLayer: class-level use_sequence_parallel = False: "
+            "Dots3NoteDecoderLayer does not run DeepseekV32DecoderLayer.__init__") in output
+    assert "patch 1/1: [Model] Class-level use_sequence_parallel default for DeepseekV32 classes" in output
+    assert sum("left as is: a hand-written sequence-parallel gate" in line for line in output.splitlines()) == 12
     assert output.strip().endswith("--out DIR writes the files and the patch series)")
-    assert runs["out"][1].splitlines()[:-1] == output.splitlines()[:-1]
 
 
-def test_the_wide_version_is_opt_in(runs: dict[str, tuple[int, str]], trees: dict[str, Path]) -> None:
-    code, output = runs["wide"]
-    assert code == 0
+def test_without_a_source_tree_the_series_is_refused_in_one_line() -> None:
+    # The installed vLLM ships no tests/ or .buildkite/: a series written from it
+    # could neither carry its test nor name the CI step that runs it.
+    code, out, err = _run("--out", "/nonexistent/out", "--author", AUTHOR)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "has no tests/ (an installed vLLM ships none)" in err and "--vllm-src" in err
+
+
+def test_the_wide_version_is_opt_in(runs: dict[str, tuple[int, str, str]], trees: dict[str, Path]) -> None:
+    code, output, err = runs["wide"]
+    assert code == 0, err
     summary = next(line for line in output.splitlines() if " file(s), +" in line)
-    assert re.search(r"\b27 classes given the mixin\b", summary)
-    assert re.search(r"\b3 redundant assignments removed\b", summary)
-    assert "KimiLinearModel inherits SequenceParallelDefaults: reads a flag outside __init__" in output
+    assert re.search(r"\b27 classes given class-level defaults, 2 redundant assignments removed\b", summary)
+    assert "KimiLinearModel: class-level use_sequence_parallel = False: reads a flag outside __init__" in output
+    # The two use_sequence_parallel lines go; use_sequence_parallel_moe, which no
+    # parent of Dots3NoteDecoderLayer reads or is given a default for, stays.
     dots3 = (trees["wide"] / DOTS3).read_text()
-    assert not any(line in dots3 for line in SEED_LINES)
-    # By default the lines PR #52172 added on purpose stay.
+    assert SEED_LINES[0] not in dots3 and dots3.count(SEED_LINES[1]) == 1
+    # By default the lines PR #52172 added stay.
     assert sum((trees["rewritten"] / DOTS3).read_text().count(line) for line in SEED_LINES) == 3
 
 
-def test_a_second_run_changes_nothing(runs: dict[str, tuple[int, str]]) -> None:
-    code, output = runs["again"]
-    assert code == 0
-    assert output.splitlines()[0].startswith("0 file(s), +0 -0 lines")
+def test_a_second_run_changes_nothing(runs: dict[str, tuple[int, str, str]]) -> None:
+    code, output, _ = runs["again"]
+    assert code == 0 and output.splitlines()[0].startswith("0 file(s), +0 -0 lines")
 
 
 def test_git_am_applies_the_series_and_gives_the_rewritten_tree(
-    trees: dict[str, Path], runs: dict[str, tuple[int, str]], applied: Path
+    trees: dict[str, Path], applied: Path, patch: str
 ) -> None:
     out = trees["out"]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.py"))
-    assert "vllm/config/parallel.py" in written and DOTS3 not in written
-    assert "vllm/models/common/sequence_parallel_defaults.py" in written
-    assert "tests/config/test_parallel_sequence_parallel_gate.py" in written
+    assert written == [TEST_PATH, V32]
     for relative in written:  # --out, --write and the series all give the same files
         assert (out / relative).read_bytes() == (trees["rewritten"] / relative).read_bytes()
         assert (applied / relative).read_bytes() == (out / relative).read_bytes()
-    log = _git(applied, "log", "--format=%s%n%b%n--", "-2").stdout
-    messages = [block for block in log.split("--\n") if block.strip()]
-    assert [m.splitlines()[0] for m in messages] == [
-        "[Model] Class-level defaults for the sequence-parallel flags",
-        "[Config] Add ParallelConfig.use_sequence_parallel_moe_without_pp"]
-    for message in messages:  # vLLM 0.33.0's PR template, its AGENTS.md trailer, no blank to fill
-        sections = [line for line in message.splitlines() if line.startswith("## ")]
-        assert sections == ["## Overview", "## Claims", "## Validation", "## Details"]
-        assert "\nCo-authored-by: vllm-sp-base " in message and "AI assistance was used" in message
-        assert "Signed-off-by: Your Name <you@example.com>" in message
-        assert "fill in" not in message and "Test Result" not in message
-        assert "previous patch" not in message  # each stands alone: vLLM squash-merges
-    assert max(map(len, log.splitlines())) <= 80  # prose filled to 72; a path may run over
-    assert "#52172" in log and "#48849" in log and "MagicMock" in messages[1]
+    # index lines name the release's blobs, so `git am -3` can fall back.
+    for path, before in re.findall(r"^diff --git a/(\S+) .*\nindex ([0-9a-f]{40})\.\.", patch, re.MULTILINE):
+        assert _git(applied, "rev-parse", f"HEAD~1:{path}").stdout.strip() == before
+    log = _git(applied, "log", "--format=%s%n%b", "-1").stdout
+    assert log.splitlines()[0] == "[Model] Class-level use_sequence_parallel default for DeepseekV32 classes"
+    sections = [line for line in log.splitlines() if line.startswith("## ")]
+    assert sections == ["## Overview", "## Claims", "## Validation", "## Details"]
+    assert "<summary> Pull Request Checklist </summary>" in log
+    assert "- [x] AI assistance was used during the creation of this PR." in log
+    assert re.search(r"^Co-authored-by: vllm-sp-base <\S+@\S+>$", log, re.MULTILINE)
+    assert f"\nSigned-off-by: {AUTHOR}\n" in log and "example.com>" not in log
 
 
-def test_each_patch_applies_on_its_own(trees: dict[str, Path], applied: Path) -> None:
-    release = _git(applied, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
-    for patch in sorted(trees["out"].glob("*.patch")):
-        _git(applied, "checkout", "-q", release)
-        done = _git(applied, "apply", "--check", str(patch))
-        assert done.returncode == 0, (patch.name, done.stderr)
-    _git(applied, "checkout", "-q", "-")
+def test_the_classes_named_are_the_classes_the_diff_changes(patch: str, message: str) -> None:
+    diff = patch.split("\n---\n", 1)[1]
+    changed = re.findall(r"^ class (\w+)\(.*\n(?:[ +].*\n)*?\+    use_sequence_parallel: bool = False$",
+                         diff, re.MULTILINE)
+    assert sorted(changed) == ["DeepseekV32DecoderLayer", "DeepseekV32Model"]
+    assert "`DeepseekV32DecoderLayer` and `DeepseekV32Model` (calling" in message
+    assert f"{len(changed)} of them have a subclass whose own `__init__` skips theirs" in message
+    assert diff.count("\n+    use_sequence_parallel: bool = False\n") == len(changed)
 
 
-def test_the_generated_vllm_tests_pass_on_the_patched_tree_and_fail_without_it(
-    trees: dict[str, Path], applied: Path
+def test_the_subclasses_named_skip_their_parents_init_and_set_the_flag_by_hand(
+    trees: dict[str, Path], message: str
 ) -> None:
-    tests = sorted(str(p.relative_to(applied)) for p in (applied / "tests").rglob("test_*.py"))
-    assert tests == [GATE_TEST, DEFAULTS_TEST]
-    log = _git(applied, "log", "--format=%b", "-2").stdout
-    claimed = [int(n) for n in re.findall(r"-> (\d+) passed", log)]  # newest first
-    assert claimed == [6, 9]  # both tests of patch 2 x 2 classes ...; 3 gate cases + 6 sites
-    for path, passed in zip((DEFAULTS_TEST, GATE_TEST), claimed):
-        done = pytest_in(applied, path)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-        assert (count("passed", done.stdout), count("skipped", done.stdout)) == (passed, 0), path
-    # On vLLM as released, the same tests fail: they test what the series adds.
-    shutil.copytree(applied / "tests", trees["original"] / "tests")
-    try:
-        gate, defaults = (pytest_in(trees["original"], path) for path in tests)
-    finally:
-        shutil.rmtree(trees["original"] / "tests")
-    assert count("failed", gate.stdout) == 9 and count("passed", gate.stdout) == 0
-    assert "no attribute 'use_sequence_parallel_moe_without_pp'" in gate.stdout
-    assert defaults.returncode != 0 and count("passed", defaults.stdout) == 0
-    assert "No module named 'vllm.models.common.sequence_parallel_defaults'" in defaults.stdout
+    # "`Dots3NoteDecoderLayer` and `Dots3NoteModel` skip the `__init__` ... (calling
+    # `nn.Module.__init__(self)`)"; "#52172 set the flag in each subclass".
+    assert "`Dots3NoteDecoderLayer` and `Dots3NoteModel` skip the `__init__`" in message
+    tree = ast.parse((trees["original"] / DOTS3).read_text())
+    for name in ("Dots3NoteDecoderLayer", "Dots3NoteModel"):
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+        init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        source = ast.unparse(init)
+        assert "nn.Module.__init__(self)" in source and "super().__init__" not in source
+        assert "self.use_sequence_parallel = False" in source
 
 
-def _mutants(applied: Path) -> dict[str, tuple[str, str]]:
-    """name -> (path, text): each rewritten site put back as it was, and the
-    gate with one of its two conditions dropped. Found with regular
-    expressions, independently of the codemod."""
-    mutants: dict[str, tuple[str, str]] = {}
-    gate = "self.use_sequence_parallel_moe and self.pipeline_parallel_size == 1"
-    config = (applied / "vllm/config/parallel.py").read_text()
-    assert config.count(f"return {gate}") == 1
-    for kept in ("self.use_sequence_parallel_moe", "self.pipeline_parallel_size == 1"):
-        mutants[f"gate is only {kept}"] = ("vllm/config/parallel.py",
-                                          config.replace(f"return {gate}", f"return {kept}"))
-    site = re.compile(r"(\w+(?:\.\w+)*)\.use_sequence_parallel_moe_without_pp\b")
-    for path in sorted((applied / "vllm").rglob("*.py")):
-        relative = str(path.relative_to(applied))
-        text = path.read_text()
-        if relative == "vllm/config/parallel.py":
+def _readers(root: Path) -> dict[str, int]:
+    """A scan of our own: classes whose methods other than ``__init__`` read
+    ``self.<flag>``, counted per flag and in all."""
+    counts = {"all": 0, **dict.fromkeys(FLAGS, 0)}
+    for path in (root / "vllm").rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "use_sequence_parallel" not in text:
             continue
-        for n, found in enumerate(site.finditer(text)):
-            receiver = found.group(1)
-            old = f"({receiver}.use_sequence_parallel_moe and {receiver}.pipeline_parallel_size == 1)"
-            line = text.count("\n", 0, found.start()) + 1
-            mutants[f"{relative}:{line} reverted"] = (
-                relative, text[:found.start()] + old + text[found.end():])
+        for cls in (n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)):
+            read = {node.attr for method in cls.body
+                    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__"
+                    for node in ast.walk(method)
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+                    and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in FLAGS}
+            counts["all"] += bool(read)
+            for flag in read:
+                counts[flag] += 1
+    return counts
+
+
+def test_the_count_of_readers_is_the_trees(trees: dict[str, Path], message: str) -> None:
+    counts = _readers(trees["original"])
+    assert (f"in this tree {counts['all']} classes read a sequence-parallel flag outside `__init__` "
+            f"({counts['use_sequence_parallel']} read `use_sequence_parallel`)") in message
+
+
+def test_the_gates_listed_are_the_trees(trees: dict[str, Path], message: str) -> None:
+    # Every `pipeline_parallel_size == 1` whose surroundings name sequence parallelism.
+    found = set()
+    for path in (trees["original"] / "vllm").rglob("*.py"):
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        for n, line in enumerate(lines):
+            if re.search(r"\.pipeline_parallel_size == 1\b", line) and any(
+                    "sequence_parallel" in above for above in lines[max(0, n - 10):n + 1]):
+                found.add(str(path.relative_to(trees["original"])))
+    listed = re.findall(r"^- (vllm/\S+):(\d+) \(", message, re.MULTILINE)
+    assert {path for path, _ in listed} == found
+    assert f"left as they are: {len(listed)} in this tree." in message
+    rederive = [line for line in message.splitlines() if line.endswith(": re-derives")]
+    assert f" {len(rederive)} re-derive `use_sequence_parallel_moe and pipeline_parallel_size == 1`; " \
+           f"{len(listed) - len(rederive)} spell out conditions of their own." in message
+    for line in rederive:
+        path, number = re.match(r"- (\S+):(\d+)", line).groups()  # type: ignore[union-attr]
+        text = (trees["original"] / path).read_text().splitlines()[int(number) - 1:int(number) + 2]
+        assert "use_sequence_parallel_moe" in text[0] + text[1] and "pipeline_parallel_size == 1" in "".join(text)
+
+
+def test_the_ci_step_named_runs_the_test_and_covers_the_change(trees: dict[str, Path], message: str) -> None:
+    found = re.search(r"is run by the Buildkite step \"([^\"]+)\" \(key (\S+), (\S+)\), whose "
+                      r"`source_file_dependencies` cover `(\S+)`", message)
+    assert found is not None, message
+    label, key, file, source = found.groups()
+    assert source == V32
+    steps = yaml.safe_load((trees["original"] / file).read_text())["steps"]
+    step = next(s for s in steps if s.get("key") == key)
+    assert step["label"] == label
+    assert any(TEST_PATH.removeprefix("tests/") in command.split() for command in step["commands"])
+    assert any(V32.startswith(d) for d in step["source_file_dependencies"] if not d.startswith("!"))
+
+
+def test_the_existing_tests_it_cites_set_the_flag_to_true(trees: dict[str, Path], message: str) -> None:
+    assert "(the file's existing tests, which set it to `True`, pass)" in message
+    assert "layer.use_sequence_parallel = True" in (trees["original"] / TEST_PATH).read_text()
+
+
+def _mutants(applied: Path) -> dict[str, str]:
+    """name -> the text of the model file: as patched, as released, and with
+    each class's default dropped or turned on. Found with a regular
+    expression, independently of the codemod."""
+    text = (applied / V32).read_text()
+    default = re.compile(r"^(class (DeepseekV32\w+)\(.*\):\n(?:    .*\n)*?)    use_sequence_parallel: "
+                         r"bool = False\n(\n(?=    def ))?", re.MULTILINE)
+    found = list(default.finditer(text))
+    assert [m.group(2) for m in found] == ["DeepseekV32DecoderLayer", "DeepseekV32Model"]
+
+    def dropped(m: re.Match[str]) -> str:
+        # The blank line the default brought after a class header goes with it.
+        opens_body = m.group(1).count("\n") == 1
+        return m.group(1) + ("" if opens_body else m.group(3) or "")
+
+    mutants = {"patched": text, "released": default.sub(dropped, text)}
+    # Dropping the model's default fails as the release does (its forward reads first).
+    layer = found[0]
+    mutants["DeepseekV32DecoderLayer default dropped"] = text[:layer.start()] + dropped(layer) + text[layer.end():]
+    for m in found:
+        cls = m.group(2)
+        mutants[f"{cls} default True"] = (text[:m.start()] + m.group(1) + "    use_sequence_parallel: "
+                                          "bool = True\n" + (m.group(3) or "") + text[m.end():])
     return mutants
 
 
 @pytest.mark.slow
-def test_every_mutant_of_the_first_patch_fails_one_of_its_tests(applied: Path) -> None:
-    """Each rewritten site reverted to the hand re-derivation, and each
-    condition of the gate dropped: at least one test the series adds fails."""
-    mutants = _mutants(applied)
-    assert len(mutants) == 2 + 6
-    survived = []
-    for name, (relative, text) in mutants.items():
-        path = applied / relative
-        original = path.read_text()
-        path.write_text(text)
-        try:
-            done = pytest_in(applied, "-x", GATE_TEST)
-        finally:
-            path.write_text(original)
-        if done.returncode == 0 or count("failed", done.stdout) == 0:
-            survived.append(f"{name}: {done.stdout.splitlines()[-1:]}")
-    assert survived == []
-
-
-def test_every_changed_file_compiles_and_no_rederivation_is_left(
-    trees: dict[str, Path], runs: dict[str, tuple[int, str]]
+def test_the_quoted_outcome_holds_and_every_mutant_fails_the_test(
+    trees: dict[str, Path], applied: Path, message: str
 ) -> None:
-    changed = sorted(p for p in trees["out"].rglob("*.py"))
-    for path in changed:
-        compile(path.read_text(), str(path), "exec")
-    def sites(root: Path) -> dict[str, list[str]]:
-        found = {str(p.relative_to(root)): REDERIVATION.findall(p.read_text())
-                 for p in (root / "vllm").rglob("*.py")}
-        return {path: names for path, names in found.items() if names}
+    """The test file on the patched tree and on each mutant (the release among
+    them), each in a copy: the patched one passes as quoted, every mutant fails,
+    the release with the quoted error."""
+    mutants = _mutants(applied)
+    assert mutants["released"] == (trees["original"] / V32).read_text()
 
-    assert sum(map(len, sites(trees["original"]).values())) == 6
-    # What is left is the gate's own definition, in ParallelConfig.
-    assert sites(trees["rewritten"]) == {"vllm/config/parallel.py": ["self"]}
+    def outcome(item: tuple[str, str]) -> tuple[str, subprocess.CompletedProcess[str]]:
+        name, text = item
+        root = trees["sdist"].parent / "mutants" / name.replace(" ", "-")  # kept out of the sdist
+        shutil.rmtree(root, ignore_errors=True)
+        for part in ("vllm", "tests"):
+            shutil.copytree(applied / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+        (root / V32).write_text(text)
+        try:
+            return name, pytest_in(root, TEST_PATH)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = dict(pool.map(outcome, mutants.items()))
+    patched = done.pop("patched")
+    assert (count("passed", patched.stdout), count("failed", patched.stdout)) == (3, 0), patched.stdout[-3000:]
+    assert "with it: 3 passed" in message
+    survived = [name for name, run in done.items() if count("failed", run.stdout) == 0]
+    assert survived == []
+    released = done["released"].stdout
+    assert "without this change: 1 failed, 2 passed" in message
+    assert (count("failed", released), count("passed", released)) == (1, 2)
+    quoted = re.search(r"without this change: 1 failed, 2 passed\s+(E .*?)\s+with it", message)
+    assert quoted is not None
+    error = re.sub(r"^E\s+", "", quoted.group(1))  # pytest's E line, as quoted
+    assert error == "AttributeError: '_OwnInitModel' object has no attribute 'use_sequence_parallel'"
+    assert re.search(rf"^E\s+{re.escape(error)}$", released, re.MULTILINE)
 
 
 def test_audit_of_the_result_is_clean_for_the_flags_even_without_dots3_lines(
-    trees: dict[str, Path], runs: dict[str, tuple[int, str]]
+    trees: dict[str, Path], runs: dict[str, tuple[int, str, str]]
 ) -> None:
     def flag_findings() -> list[str]:
         result = audit([str(trees["rewritten"] / "vllm")], cache=Cache(None, False))
         return [f"{f.class_name}.{f.attribute}" for f in result.findings
-                if f.attribute.startswith("use_sequence_parallel")]
+                if f.attribute == "use_sequence_parallel"]
 
     assert flag_findings() == []
     # The lines PR #52172 added by hand are now optional: without them, still clean.
@@ -287,7 +355,7 @@ def test_audit_of_the_result_is_clean_for_the_flags_even_without_dots3_lines(
     text = dots3.read_text()
     assert sum(text.count(line) for line in SEED_LINES) == 3
     dots3.write_text("\n".join(line for line in text.splitlines()
-                               if line.strip() not in SEED_LINES) + "\n")
+                               if line.strip() != SEED_LINES[0]) + "\n")
     try:
         assert flag_findings() == []
     finally:
@@ -295,46 +363,23 @@ def test_audit_of_the_result_is_clean_for_the_flags_even_without_dots3_lines(
 
 
 @pytest.mark.slow
-def test_changed_modules_import_and_the_gates_match_the_rewritten_config(
-    trees: dict[str, Path], runs: dict[str, tuple[int, str]]
+def test_the_subclasses_that_skip_init_read_the_default_from_the_real_classes(
+    trees: dict[str, Path], runs: dict[str, tuple[int, str, str]]
 ) -> None:
-    modules = sorted(
-        str(p.relative_to(trees["out"]).with_suffix("")).replace(os.sep, ".")
-        for p in (trees["out"] / "vllm").rglob("*.py")
+    done = subprocess.run(
+        [sys.executable, str(TESTS / "upstream_scenario.py"), str(trees["rewritten"])],
+        capture_output=True, text=True, timeout=600, cwd=trees["rewritten"], check=False,
     )
-
-    def scenario(root: Path, names: list[str]) -> dict[str, object]:
-        done = subprocess.run(
-            [sys.executable, str(TESTS / "upstream_scenario.py"), str(root), *names],
-            capture_output=True, text=True, timeout=600, cwd=root,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        report: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-        return report
-
-    contract = "vllm.models.common.sequence_parallel_defaults"
-    original = scenario(trees["original"], [m for m in modules if m != contract])
-    rewritten = scenario(trees["rewritten"], modules)
-    assert rewritten["vllm"] == str(trees["rewritten"] / "vllm")
-    imports = rewritten["imports"]
-    assert isinstance(imports, dict) and isinstance(original["imports"], dict)
-    assert imports.pop(contract) == "ok"
-    # Every changed module that imports on CPU from the original tree still does;
-    # the rest fail exactly as before (torchvision, ROCm-only code), not because of us.
-    assert imports == original["imports"]
-    assert imports["vllm.config.parallel"] == imports["vllm.models.deepseek_v32.nvidia.model"] == "ok"
-    assert rewritten["gate_mismatches"] == [] and rewritten["layer_mismatches"] == []
-    # The contract's classes, and the subclasses that skip their __init__, read defaults.
-    assert [u for u in rewritten["unprovided"] if "DeepseekV32" in u or "Dots3" in u] == []
-    assert rewritten["skipped_init"] == {
-        name: {"use_sequence_parallel": False, "use_sequence_parallel_moe": False}
-        for name in ("DeepseekV32DecoderLayer", "DeepseekV32Model",
-                     "Dots3NoteDecoderLayer", "Dots3NoteModel")
-    }
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["vllm"] == str(trees["rewritten"] / "vllm")
+    assert report["skipped_init"] == dict.fromkeys(
+        ("DeepseekV32DecoderLayer", "DeepseekV32Model", "Dots3NoteDecoderLayer", "Dots3NoteModel"),
+        False)
 
 
 def test_every_changed_file_passes_vllms_ruff_format_and_check(
-    trees: dict[str, Path], runs: dict[str, tuple[int, str]]
+    trees: dict[str, Path], runs: dict[str, tuple[int, str, str]]
 ) -> None:
     # vLLM's pre-commit runs `ruff format` and `ruff check` with the settings
     # of its pyproject.toml: the patch must pass both on every file it changes.
@@ -342,11 +387,8 @@ def test_every_changed_file_passes_vllms_ruff_format_and_check(
 
     binary = ruff()
     assert binary is not None
-    # The rewritten tree (what --out holds, in a whole package: ruff tells
-    # vLLM's own imports from others by it) against the original.
     out, original = trees["rewritten"], trees["original"]
     changed = [str(p.relative_to(trees["out"])) for p in sorted(trees["out"].rglob("*.py"))]
-    assert any(path.startswith("tests/") for path in changed)
     for root in (out, original):
         (root / "ruff.toml").write_text(VLLM_RUFF)
     try:
@@ -355,14 +397,14 @@ def test_every_changed_file_passes_vllms_ruff_format_and_check(
             cwd=out, capture_output=True, text=True, check=False)
         assert formatted.returncode == 0, formatted.stdout + formatted.stderr
         for relative in changed:  # no line the patch adds is longer than vLLM's 88
-            kept = set((original / relative).read_text().splitlines()) if (original / relative).exists() else set()
+            kept = set((original / relative).read_text().splitlines())
             added = [line for line in (out / relative).read_text().splitlines() if line not in kept]
             assert all(len(line) <= 88 for line in added), relative
 
         def findings(root: Path) -> list[tuple[str, str]]:
             done = subprocess.run(
                 [binary, "check", "--no-cache", "--config", "ruff.toml", "--output-format",
-                 "json", "--exit-zero", *[c for c in changed if (root / c).exists()]],
+                 "json", "--exit-zero", *changed],
                 cwd=root, capture_output=True, text=True, check=True)
             return sorted((Path(f["filename"]).name, f["code"] or "") for f in json.loads(done.stdout))
 
