@@ -2,14 +2,14 @@
 
     python bench/upstream_releases.py [VERSION ...]    (default: 0.30.0 0.31.0 0.32.0 0.33.0)
 
-Each release's ``vllm/*.py`` come from its wheel, downloaded once with
-``pip download --no-deps`` (~300 MB, deleted once the ``.py`` files are out)
-and cached under ``$XDG_CACHE_HOME/vllm-sp-base/releases/VERSION/`` (~40 MB
-each). For each release, on a git repository of that tree: ``vllm-sp-base
-upstream --out``, ``git am --keep-non-patch`` of the series, ``ruff format
---check`` and ``ruff check`` with vLLM's settings on every changed file (lint
-compared with the original), every changed file compiled, and a second run
-on the patched tree that must find nothing to do. One row per release.
+Each release's source distribution (``vllm/``, ``tests/``, ``.buildkite/``)
+is downloaded once (``source_tree``) and cached under
+``$XDG_CACHE_HOME/vllm-sp-base/sdist/VERSION/``. For each release, on a git
+repository of that tree: ``vllm-sp-base upstream --out`` (the test run
+included), ``git am --keep-non-patch`` of the series, ``ruff format --check``
+and ``ruff check`` with vLLM's settings on every changed file (lint compared
+with the original), every changed file compiled, and a second run on the
+patched tree that must find nothing to do. One row per release.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 from vllm_sp_base._main import main as cli_main
@@ -36,27 +35,6 @@ RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "vllm-sp-base" / "releases"
-
-
-def release_tree(version: str, download: bool = True) -> Path | None:
-    """The folder holding the release's ``vllm/`` (its ``.py`` files only), cached."""
-    root = cache_root() / version
-    if (root / "vllm" / "__init__.py").is_file():
-        return root
-    if not download:
-        return None
-    with tempfile.TemporaryDirectory(prefix="vllm-wheel-") as scratch:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        f"vllm=={version}", "-d", scratch], check=True)
-        wheel = next(Path(scratch).glob("vllm-*.whl"))
-        partial = root.with_name(version + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        with zipfile.ZipFile(wheel) as archive:
-            for name in archive.namelist():
-                if name.startswith("vllm/") and name.endswith(".py"):
-                    archive.extract(name, partial)
-        partial.rename(root)
-    return root
 
 
 def source_tree(version: str, download: bool = True) -> Path | None:
@@ -115,19 +93,19 @@ def check(version: str, tree: Path) -> dict[str, object]:
     """The series on one release: what it changes and whether each check holds."""
     with tempfile.TemporaryDirectory(prefix=f"vllm-{version}-") as scratch:
         repo, out = Path(scratch) / "repo", Path(scratch) / "out"
-        shutil.copytree(tree / "vllm", repo / "vllm")
-        (repo / "tests").mkdir()
+        for part in ("vllm", "tests", ".buildkite"):
+            shutil.copytree(tree / part, repo / part)
+        shutil.copy2(tree / "pyproject.toml", repo / "pyproject.toml")
         _git(repo, "init", "-q")
-        _git(repo, "add", "-A")
+        _git(repo, "add", "-A", "-f")
         _git(repo, "commit", "-qm", f"vLLM {version}")
-        code, stdout, stderr = _upstream("--vllm-src", str(repo), "--out", str(out))
+        code, stdout, stderr = _upstream("--vllm-src", str(repo), "--out", str(out),
+                                         "--author", "Bench <bench@example.com>")
         row: dict[str, object] = {"version": version, "exit": code}
         summary = next((line for line in stdout.splitlines() if " file(s), +" in line), "")
-        for key, pattern in (("classes", r"(\d+) classes given"), ("rederivations", r"(\d+) re-deriv"),
-                             ("gate", r"(\d+) gate added")):
-            found = re.search(pattern, summary)
-            row[key] = int(found.group(1)) if found else None
-        row["left as is"] = sum("left as is" in line for line in stdout.splitlines())
+        found = re.search(r"(\d+) classes given", summary)
+        row["classes"] = int(found.group(1)) if found else None
+        row["gates left"] = sum("left as is" in line for line in stdout.splitlines())
         patches = sorted(out.glob("*.patch")) if out.is_dir() else []
         row["patches"] = len(patches)
         if code != 0 or not patches:
@@ -177,11 +155,11 @@ def run_releases(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = []
     for version in args.versions:
-        tree = release_tree(version)
+        tree = source_tree(version)
         assert tree is not None
         rows.append(check(version, tree))
         print(json.dumps(rows[-1]), flush=True)
-    keys = ["version", "exit", "patches", "classes", "rederivations", "left as is", "git am",
+    keys = ["version", "exit", "patches", "classes", "gates left", "git am",
             "ruff format", "lint added", "compiles", "idempotent"]
     print("\n| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
     for row in rows:

@@ -1,5 +1,5 @@
-"""The differential gate check, shared by the contract's test and the upstream
-proof (which runs it against a rewritten vLLM's ``ParallelConfig``)."""
+"""The differential gate check: the contract's gates against vLLM's real
+``ParallelConfig`` and the expression its model code assigns."""
 
 from __future__ import annotations
 
