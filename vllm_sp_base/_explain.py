@@ -59,6 +59,10 @@ _RULE = "SPB001"
 _GATE_FLAGS = "-tp, -dp, -pp, -ep/--disable-expert-parallel and --all2all-backend"
 
 
+#: Dashes an editor puts where "-" or "--" was typed: en, em, figure, minus, small, fullwidth.
+_TYPOGRAPHIC_DASHES = frozenset("\u2013\u2014\u2012\u2212\ufe63\uff0d\u2010\u2011")
+
+
 class ExplainInputError(ValueError):
     """A word ``explain`` cannot take: the message is the one line said."""
 
@@ -99,6 +103,12 @@ def sort_words(parser: argparse.ArgumentParser,
         index += 1
         if _RULE_CODE.fullmatch(word):
             raise ExplainInputError(_rule_code(word))
+        if word[:1] in _TYPOGRAPHIC_DASHES:
+            # A flag pasted from a document or a chat whose editor turned "--" into a dash:
+            # vllm serve reads it as a value, so the layout would not be the one meant.
+            fixed = "--" + word.lstrip("".join(_TYPOGRAPHIC_DASHES) + "-")
+            raise ExplainInputError(f"{word}: starts with {word[0]!r} (U+{ord(word[0]):04X}), not '-': "
+                                    f"vllm serve does not read it as a flag; did you mean {fixed}?")
         name, equals, value = word.partition("=")
         if name.startswith("--"):
             name = name.replace("_", "-")  # vLLM reads --tensor_parallel_size too

@@ -77,13 +77,13 @@ def _parser() -> _Parser:
     rule.set_defaults(run=audit_cli.print_rule, parser=rule)
     upstream = commands.add_parser(
         "upstream",
-        help="write the vLLM patch series that adopts the contract (dry run by default)",
-        description="Write the vLLM patch series that adopts the contract: 1, "
-        "ParallelConfig.use_sequence_parallel_moe_without_pp replacing the hand "
-        "re-derivations; 2, the mixin on the classes with a subclass that skips their "
-        "__init__; 3, a load-time check. Each with its vLLM tests. Dry run unless --write "
-        "or --out. Exit 0 done, 1 something was not found or not rewritten (named on "
-        "stderr), 2 bad input.",
+        help="write the vLLM patch that gives the flags class-level defaults (dry run by default)",
+        description="Write the vLLM patch that gives a class-level default for each "
+        "sequence-parallel flag it reads to every class with a subclass that skips its "
+        "__init__, with a test in vLLM's own test file of those classes. With --out, the "
+        "test is run with and without the change and the commit message states what was "
+        "run and found. Dry run unless --write or --out. Exit 0 done, 1 something needs "
+        "attention (named on stderr), 2 bad input.",
     )
     upstream_cli.add_arguments(upstream)
     upstream.set_defaults(run=upstream_cli.run, parser=upstream)

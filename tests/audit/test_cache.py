@@ -121,7 +121,7 @@ def test_a_comment_edited_or_added_reuses_the_run(tmp_path: Path) -> None:
 
     read: list[str] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_engine, "read_with_stat", lambda path: read.append(path) or (b"", (0, 0, 0)))
+        patch.setattr(_engine, "read_with_stat", lambda path: read.append(path) or (b"", (0, 0, 0, 0)))
         assert audit([str(tree)], cache=Cache(str(cache), True)).seconds == {}
     assert read == []
 
@@ -135,6 +135,26 @@ def test_what_the_audit_can_see_changed_reruns_it(tmp_path: Path, edit: tuple[st
     tree, cache, drafts = _copy(tmp_path)
     _kept(tree, cache)
     drafts.write_text(drafts.read_text().replace(*edit, 1))
+    warm = audit([str(tree)], cache=Cache(str(cache), True))
+    assert warm.seconds  # not reused
+    assert _everything(warm) == _everything(audit([str(tree)], cache=Cache(None, False)))
+
+
+def test_a_rewrite_in_place_that_keeps_size_mtime_and_inode_reruns_it(tmp_path: Path) -> None:
+    # rsync --inplace -t, or an editor that restores the mtime: only the
+    # change time, which no user can set, tells the file changed.
+    tree, cache, drafts = _copy(tmp_path)
+    _kept(tree, cache)
+    edit = ("return super().forward(x) + 1", "return x + 1")
+    source = drafts.read_text()
+    changed = source.replace(*edit, 1)
+    changed = changed + " " * (len(source) - len(changed))  # the same size
+    before = os.stat(drafts)
+    with open(drafts, "r+") as handle:  # the same inode
+        handle.write(changed)
+    os.utime(drafts, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(drafts)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
     warm = audit([str(tree)], cache=Cache(str(cache), True))
     assert warm.seconds  # not reused
     assert _everything(warm) == _everything(audit([str(tree)], cache=Cache(None, False)))

@@ -69,7 +69,7 @@ def test_the_pre_scans_digest_is_code_digest_and_its_stat_is_the_files(
         assert digest is not None or found is None, path
         assert code_key(data, digest) == code_key(data), path
         info = os.stat(path)
-        assert seen == (info.st_size, info.st_mtime_ns, info.st_ino), path
+        assert seen == (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns), path
         folded += digest is not None
     assert folded > len(vllm_files) * 0.99
     refused = {p.name for p in varied if _prescan.read_and_scan(str(p), 1 << 22)[2] is None}

@@ -500,6 +500,17 @@ def test_python_resolves_bases_from_another_environment(
                           str(tmp_path / "src"))
     assert code == 1 and "unresolved" not in err
     assert "[error] Dots3NoteModel: self.use_sequence_parallel read at" in out
+    # The environment's folder, as a venv user names it, does the same.
+    assert _run(capsys, "--output-format", "concise", "--python", str(env), str(tmp_path / "src"))[1] == out
+    # So does the configuration, relative to its file (mypy's python_executable).
+    (tmp_path / "pyproject.toml").write_text('[tool.vllm-sp-base]\npython = "vllm-env"\n')
+    code, shown, _ = _run(capsys, "--show-settings", str(tmp_path / "src"))
+    assert f"python: {env} (config: python)" in shown
+    assert _run(capsys, "--output-format", "concise", str(tmp_path / "src"))[1] == out
+    (tmp_path / "pyproject.toml").write_text('[tool.vllm-sp-base]\npython = "src"\n')
+    code, _, err = _run(capsys, str(tmp_path / "src"))
+    assert code == 2 and err.count("\n") == 1
+    assert "python: " in err and "src: a folder with no bin/python in it" in err
 
 
 def test_rule_and_version(capsys: pytest.CaptureFixture[str]) -> None:

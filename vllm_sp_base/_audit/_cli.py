@@ -65,9 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the settings this run would use and where they come from; "
                              "audit nothing")
     parser.add_argument("--python", metavar="PYTHON", type=_interpreter, default=None,
-                        help="resolve bases from the packages of this interpreter (the vLLM "
-                             "environment) instead of the one running the audit; nothing of it "
-                             "is imported into the audit")
+                        help="resolve bases from the packages of this interpreter, or of this "
+                             "virtual environment's folder (the vLLM environment), instead of the "
+                             "one running the audit; nothing of it is imported into the audit "
+                             "(config: python)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--cache-dir", default=None, type=_directory,
                         help=f"cache location (default: {default_dir() or 'none, no home directory'})")
@@ -100,21 +101,13 @@ def _globs(text: str) -> tuple[str, ...]:
 
 
 def _interpreter(text: str) -> list[str]:
-    """The import path of another Python: asked of it (``sys.path``), nothing imported here."""
-    import json
-    import subprocess
+    """The import path of another Python, or of a virtual environment's folder."""
+    from vllm_sp_base._audit.files._discover import import_path_of
 
     try:
-        done = subprocess.run(
-            [text, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
-            capture_output=True, text=True, timeout=60, check=False,
-        )
-        found = json.loads(done.stdout) if done.returncode == 0 else None
-    except (OSError, ValueError, subprocess.TimeoutExpired) as error:
-        raise argparse.ArgumentTypeError(f"{text}: cannot run it as Python ({error})") from None
-    if not isinstance(found, list) or not all(isinstance(p, str) for p in found):
-        raise argparse.ArgumentTypeError(f"{text}: not a Python interpreter (exit {done.returncode})")
-    return [p for p in found if p and os.path.isdir(p)]
+        return import_path_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def print_rule(args: argparse.Namespace) -> int:

@@ -40,6 +40,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    args.python_from = "given (--python)" if args.python is not None else None
+    if args.python is None and settings.python is not None:  # the command line wins
+        args.python_from = f"{settings.python} (config: python)"
+        from vllm_sp_base._audit.files._discover import import_path_of
+
+        try:
+            args.python = import_path_of(settings.python)
+        except ValueError as error:
+            raise _Usage(f"{settings.source}: [tool.vllm-sp-base] python: {error}") from None
     form = args.format or settings.output_format
     if args.statistics and form == "sarif":
         raise _Usage("--statistics has no SARIF form (use it with a text format or json)")
@@ -57,6 +66,15 @@ def _run(args: argparse.Namespace) -> int:
     fixing = args.fix or args.diff
     if fixing:
         _can_fix(args)
+    if args.fix:
+        from vllm_sp_base._audit.fix._command import FixError, finish_interrupted_fix
+
+        try:
+            finished = finish_interrupted_fix(paths)
+        except FixError as error:
+            raise _Usage(str(error)) from None
+        if finished:
+            _say(f"finished an interrupted --fix: {_text.plural(len(finished), 'file')} moved into place")
     result = _audit(paths, args, settings)
     if args.write_baseline:
         try:
@@ -72,14 +90,16 @@ def _run(args: argparse.Namespace) -> int:
     from vllm_sp_base._audit.fix._apply import plan_result
 
     fixes = plan_result(result, paths) if result.findings else {}
+    left_alone = False
     if fixing:
-        from vllm_sp_base._audit.fix._command import FixError, apply_fixes
+        from vllm_sp_base._audit.fix._command import EXIT_LEFT_ALONE, FixError, apply_fixes
 
         try:
             outcome = apply_fixes(fixes, args, paths, _say)
         except FixError as error:
             raise _Usage(str(error)) from None
-        if outcome is not None:  # --diff: the diff is the whole output
+        left_alone = outcome == EXIT_LEFT_ALONE
+        if outcome is not None and not left_alone:  # --diff: the diff is the whole output
             return EXIT_CLEAN if args.exit_zero else outcome
         result = _audit(paths, args, settings)  # what is left, as the report shows it
         _drop_baselined(result, baseline)
@@ -97,7 +117,10 @@ def _run(args: argparse.Namespace) -> int:
     if stale and not args.quiet and (said_on_stderr or not in_report):
         for line in stale.lines():
             _say(line)
-    return EXIT_CLEAN if args.exit_zero else _exit_code(result, args.fail_on or settings.fail_on)
+    if args.exit_zero:
+        return EXIT_CLEAN
+    code = _exit_code(result, args.fail_on or settings.fail_on)
+    return max(code, 1) if left_alone else code
 
 
 def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> AuditResult:
@@ -178,7 +201,7 @@ def _show(settings: Settings, form: str, args: argparse.Namespace) -> str:
              f"exclude: {','.join(settings.exclude)}",
              f"always skipped by a walk: {HIDDEN} (a path given by name is read); .gitignore is not read",
              f"src: {', '.join(_source_roots(settings, args)) or 'none'}",
-             f"python: {args.python is not None and 'given (--python)' or sys.executable}"]
+             f"python: {getattr(args, 'python_from', None) or sys.executable}"]
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from vllm_sp_base._audit.files._keys import TooBig, read_file
 
 SECTION = "vllm-sp-base"
 _KEYS = {"entry-points", "extend-entry-points", "feature-entry-points", "plain-entry-points",
-         "show-unreachable", "exclude", "extend-exclude", "fail-on", "output-format", "src"}
+         "show-unreachable", "exclude", "extend-exclude", "fail-on", "output-format", "src", "python"}
 #: What can make the exit code 1 (``--fail-on``, ``fail-on``).
 FAIL_ON = ("error", "warning", "unresolved", "noqa")
 FAIL_ON_DEFAULT = frozenset({"warning", "unresolved", "noqa"})
@@ -57,6 +57,9 @@ class Settings:
     # The project's import roots, absolute: ``src`` under its file's folder
     # (None: not configured, ``DEFAULT_SRC`` under the project's root).
     src: tuple[str, ...] | None = None
+    # The Python (or virtual environment) whose packages resolve bases, as
+    # --python; relative to its file's folder.
+    python: str | None = None
 
     def excluding(self, exclude: tuple[str, ...] | None, extend: tuple[str, ...] | None) -> Settings:
         """``exclude`` replaces the globs, ``extend`` adds to them (None: as they are)."""
@@ -217,6 +220,11 @@ def settings_from(path: str, table: dict[str, object]) -> Settings:
         if not isinstance(src, list) or not all(isinstance(v, str) and v for v in src):
             raise ConfigError(f"{path}: [tool.{SECTION}] src must be a list of folders, e.g. [\".\", \"src\"]")
         settings = replace(settings, src=tuple(os.path.normpath(os.path.join(folder, v)) for v in src))
+    python = table.get("python")
+    if python is not None:
+        if not isinstance(python, str) or not python:
+            raise ConfigError(f"{path}: [tool.{SECTION}] python must be a path, e.g. \".venv/bin/python\"")
+        settings = replace(settings, python=os.path.normpath(os.path.join(folder, os.path.expanduser(python))))
     form = table.get("output-format")
     if form is not None:
         if form not in FORMATS:

@@ -274,6 +274,41 @@ def _walk(top: str, root: str, found: Discovered, exclude: Sequence[str], src: f
         stack += [(subdir, inside, subdir if subdir in src else root) for subdir in reversed(subdirs)]
 
 
+def interpreter_in(given: str) -> str:
+    """The Python ``given`` names: itself, or, for a virtual environment's
+    folder, its ``bin/python`` (``Scripts/python.exe`` on Windows). Raises
+    ValueError with the message to say."""
+    if not os.path.isdir(given):
+        return given
+    for candidate in ("bin/python", "bin/python3", "Scripts/python.exe"):
+        found = os.path.join(given, *candidate.split("/"))
+        if os.path.isfile(found) and os.access(found, os.X_OK):
+            return found
+    raise ValueError(f"{given}: a folder with no bin/python in it: give a Python interpreter or "
+                     "a virtual environment's folder")
+
+
+def import_path_of(given: str) -> list[str]:
+    """The import path (``sys.path``) of another Python, asked of it; nothing
+    is imported here. ``given``: an interpreter or a virtual environment's
+    folder. Raises ValueError with the message to say."""
+    import json
+    import subprocess
+
+    python = interpreter_in(given)
+    try:
+        done = subprocess.run(
+            [python, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        found = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired) as error:
+        raise ValueError(f"{given}: cannot run it as Python ({error})") from None
+    if not isinstance(found, list) or not all(isinstance(p, str) for p in found):
+        raise ValueError(f"{given}: not a Python interpreter (exit {done.returncode})")
+    return [p for p in found if p and os.path.isdir(p)]
+
+
 def installed_vllm(import_path: list[str] | None = None) -> str | None:
     """The ``vllm`` package of ``import_path`` (another Python's ``sys.path``:
     found on disk, nothing imported) or of this Python (located, not imported)."""

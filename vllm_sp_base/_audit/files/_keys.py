@@ -16,8 +16,10 @@ except ImportError:  # not compiled here
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
-#: Size, modification time and inode: unchanged, the file is taken as unchanged.
-StatKey = tuple[int, int, int]
+#: Size, modification time, inode and change time: unchanged, the file is taken
+#: as unchanged. The change time is the one a rewrite in place cannot keep
+#: (``rsync --inplace -t`` or a restored mtime keep the other three).
+StatKey = tuple[int, int, int, int]
 
 #: Said for a path that is no regular file (nor a folder: that says EISDIR), as
 #: ``lexer/read.c`` says it.
@@ -68,7 +70,7 @@ def read_with_stat(path: str) -> tuple[bytes, StatKey]:
         data = parts[0] if len(parts) == 1 else b"".join(parts)
     finally:
         os.close(fd)
-    return data, (found.st_size, found.st_mtime_ns, found.st_ino)
+    return data, (found.st_size, found.st_mtime_ns, found.st_ino, found.st_ctime_ns)
 
 
 def code_key(data: bytes, digest: bytes | None = None) -> bytes | None:
@@ -105,7 +107,7 @@ def stat_key(path: str) -> StatKey | None:
         found = os.stat(path)
     except OSError:
         return None
-    return found.st_size, found.st_mtime_ns, found.st_ino
+    return found.st_size, found.st_mtime_ns, found.st_ino, found.st_ctime_ns
 
 
 def content_key(data: bytes) -> bytes:

@@ -18,8 +18,24 @@ class Rendered:
     """What applying the chosen fixes makes of each file they touch."""
 
     texts: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (before, after)
+    read: dict[str, bytes] = field(default_factory=dict)  # path -> the bytes the fix was made from
+    encodings: dict[str, str] = field(default_factory=dict)  # path -> its encoding, as Python reads it
     applied: list[Fix] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # one line each: a file left as it was
+
+    def written(self, path: str) -> bytes:
+        """The new text of ``path`` in the file's own encoding (a BOM kept)."""
+        return self.texts[path][1].encode(self.encodings[path])
+
+
+def _decoded(raw: bytes) -> tuple[str, str]:
+    """The text of a Python file as Python reads it (a BOM, a coding
+    declaration), and that encoding; newlines as they are."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    return raw.decode(encoding), encoding
 
 
 def within(paths: Sequence[str]) -> Callable[[str], bool]:
@@ -61,17 +77,20 @@ def render_fixes(fixes: dict[Finding, Fix], unsafe: bool) -> Rendered:
     for path, found in sorted(by_file.items()):
         edits: list[Edit] = [f.edit for f in found if f.edit is not None]
         try:
-            with open(path, encoding="utf-8", newline="") as handle:
-                before = handle.read()
+            with open(path, "rb") as handle:
+                raw = handle.read()
+            before, encoding = _decoded(raw)
             after = render(before, edits)
             compile(after, path, "exec", dont_inherit=True)
-        except (OSError, UnicodeDecodeError, RenderError, SyntaxError, ValueError,
+            after.encode(encoding)
+        except (OSError, UnicodeError, LookupError, RenderError, SyntaxError, ValueError,
                 ParserSyntaxError) as error:
             said = str(error).strip().splitlines()
             rendered.problems.append(f"{display_path(path)}: not fixed: {said[0] if said else type(error).__name__}")
             continue
         if after != before:
             rendered.texts[path] = (before, after)
+            rendered.read[path], rendered.encodings[path] = raw, encoding
             rendered.applied.extend(found)
     return rendered
 
@@ -89,12 +108,21 @@ def unified_diff(rendered: Rendered) -> str:
     return "".join(chunks)
 
 
-def write(rendered: Rendered, paths: Sequence[str]) -> None:
-    """Every changed file or none, journaled under the audited paths' common folder."""
+def journal_root(paths: Sequence[str]) -> str:
+    """Where a fix's journal goes: the audited paths' common folder."""
+    folders = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
+    return os.path.commonpath([os.path.realpath(f) for f in folders])
+
+
+def write(rendered: Rendered, paths: Sequence[str]) -> list[str]:
+    """Every changed file or none, journaled under the audited paths' common
+    folder; a file that no longer holds the bytes its fix was made from is
+    left alone, and returned."""
     from vllm_sp_base._atomic import write_all
 
     if not rendered.texts:
-        return
-    folders = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
-    root = os.path.commonpath([os.path.realpath(f) for f in folders])
-    write_all(root, [(os.path.realpath(path), after) for path, (_, after) in sorted(rendered.texts.items())])
+        return []
+    real = {os.path.realpath(path): path for path in sorted(rendered.texts)}
+    left = write_all(journal_root(paths), [(r, rendered.written(p)) for r, p in real.items()],
+                     expected={r: rendered.read[p] for r, p in real.items()})
+    return [real[path] for path in left]

@@ -12,17 +12,37 @@ from vllm_sp_base._audit.fix._edit import Fix
 from vllm_sp_base._audit.report._finding import Finding
 
 EXIT_CLEAN, EXIT_CHANGES = 0, 1
+#: --fix left a file alone (it changed meanwhile): the report still runs, the exit is 1.
+EXIT_LEFT_ALONE = -1
 
 
 class FixError(Exception):
     """Nothing could be written (or shown): the one line to say, exit 2."""
 
 
+def finish_interrupted_fix(paths: list[str]) -> list[str]:
+    """Finish or clear what a killed ``--fix`` left under the audited paths
+    (a journal past its commit point, staged files before it), at the start
+    of any ``--fix`` run, whether or not it has anything to write."""
+    from vllm_sp_base._atomic import JournalError, finish_interrupted
+    from vllm_sp_base._audit.fix._apply import journal_root
+
+    try:
+        return finish_interrupted(journal_root(paths))
+    except JournalError as error:
+        raise FixError(str(error)) from None
+    except OSError as error:
+        raise FixError(f"{error.filename or journal_root(paths)}: cannot finish an interrupted "
+                       f"--fix: {error.strerror or error}") from None
+
+
 def apply_fixes(fixes: dict[Finding, Fix], args: argparse.Namespace, paths: list[str],
                 say: Callable[[str], None]) -> int | None:
     """With --diff: print the diff, return the exit code (1: there are
     changes, as ruff's --diff). With --fix: write, say so, return None (the
-    run goes on to report what is left). Raises FixError where nothing could be written."""
+    run goes on to report what is left), or EXIT_CHANGES where a file changed
+    while it was fixed and was left alone. Raises FixError where nothing
+    could be written."""
     from vllm_sp_base._atomic import JournalError, WriteError
     from vllm_sp_base._audit.report._text import plural
 
@@ -47,7 +67,7 @@ def apply_fixes(fixes: dict[Finding, Fix], args: argparse.Namespace, paths: list
             say(f"would fix {plural(fixed, 'finding')} in {files}{more}")
         return EXIT_CHANGES if text else EXIT_CLEAN
     try:
-        write(rendered, paths)
+        left = write(rendered, paths)
     except WriteError as error:
         if error.begun:
             raise FixError(f"{error.path}: {error.why}; the write had begun: run the same command again "
@@ -56,6 +76,12 @@ def apply_fixes(fixes: dict[Finding, Fix], args: argparse.Namespace, paths: list
     except (OSError, JournalError) as error:
         where = f"{error.filename}: " if isinstance(error, OSError) and error.filename else ""
         raise FixError(f"{where}nothing written: {getattr(error, 'strerror', None) or error}") from None
+    from vllm_sp_base._audit.report._finding import display_path
+
+    for path in left:
+        say(f"{display_path(path)}: changed while it was being fixed; left as it is (run --fix again)")
+    done = [f for f in rendered.applied if f.edit is not None and f.edit.path not in left]
     if not args.quiet:
-        say(f"fixed {plural(fixed, 'finding')} in {files}{more}")
-    return None
+        say(f"fixed {plural(len(done), 'finding')} in "
+            f"{plural(len(rendered.texts) - len(left), 'file')}{more}")
+    return EXIT_LEFT_ALONE if left else None

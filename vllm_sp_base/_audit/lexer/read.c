@@ -102,10 +102,12 @@ PyObject *read_and_scan(PyObject *module, PyObject *args) {
     }
 #ifdef __APPLE__
     long long mtime_ns = (long long)info.st_mtimespec.tv_sec * 1000000000LL + info.st_mtimespec.tv_nsec;
+    long long ctime_ns = (long long)info.st_ctimespec.tv_sec * 1000000000LL + info.st_ctimespec.tv_nsec;
 #else
     long long mtime_ns = (long long)info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec;
+    long long ctime_ns = (long long)info.st_ctim.tv_sec * 1000000000LL + info.st_ctim.tv_nsec;
 #endif
     /* The stat key (_keys.stat_key) of what was read: as os.stat gives it. */
-    return Py_BuildValue("(NNN(LLK))", data, scanned, code, (long long)info.st_size, mtime_ns,
-                         (unsigned long long)info.st_ino);
+    return Py_BuildValue("(NNN(LLKL))", data, scanned, code, (long long)info.st_size, mtime_ns,
+                         (unsigned long long)info.st_ino, ctime_ns);
 }

@@ -78,7 +78,7 @@ class Checked:
     parsed: set[str] = field(default_factory=set)
     keys: list[tuple[str, bytes]] = field(default_factory=list)  # files read: the run cache's dependencies
     modules: dict[str, tuple[str, bool] | None] = field(default_factory=dict)  # how each module resolved
-    seen: list[tuple[str, tuple[int, int, int] | None]] = field(default_factory=list)  # stat of each file read
+    seen: list[tuple[str, tuple[int, int, int, int] | None]] = field(default_factory=list)  # stat of each file read
     entries: list[tuple[bytes, Any]] = field(default_factory=list)  # new cache entries
     # From a forked child: the new entries as the cache stores them, marshalled
     # (the parent only stores them; pickling the objects would cost ~2x).

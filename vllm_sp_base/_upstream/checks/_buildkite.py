@@ -19,6 +19,7 @@ class Step:
     key: str
     file: str  # relative to the tree's root
     uncovered: tuple[str, ...]  # changed source files its dependencies do not name
+    entries: tuple[str, ...] = ()  # the dependencies that cover the changed source files
 
     def describe(self) -> str:
         return f'"{self.label}" (key {self.key}, {self.file})'
@@ -49,17 +50,17 @@ def _runs(command: str, test: str) -> bool:
     return False
 
 
-def _covers(dependencies: Iterable[Any], source: str) -> bool:
-    """Buildkite's rule: a dependency names a file or a folder prefix; ``!`` excludes."""
-    named = excluded = False
+def _covering(dependencies: Iterable[Any], source: str) -> str | None:
+    """The dependency that covers ``source``, by Buildkite's rule: an entry
+    names a file or a folder prefix; ``!`` excludes."""
+    named: str | None = None
     for entry in map(str, dependencies):
         prefix = entry.removeprefix("!").rstrip("/")
         if prefix and (source == prefix or source.startswith(prefix + "/")):
             if entry.startswith("!"):
-                excluded = True
-            else:
-                named = True
-    return named and not excluded
+                return None
+            named = named or entry
+    return named
 
 
 def _steps(document: Any) -> list[dict[str, Any]]:
@@ -93,9 +94,11 @@ def find_steps(root: str, test_path: str, sources: list[str]) -> Wiring:
                 commands = [commands]
             if any(_runs(str(c), test) for c in commands):
                 dependencies = step.get("source_file_dependencies") or []
+                covering = {s: _covering(dependencies, s) for s in sources}
                 wiring.steps.append(Step(
                     str(step.get("label", "")), str(step.get("key", "")),
                     os.path.relpath(path, root).replace(os.sep, "/"),
-                    tuple(s for s in sources if not _covers(dependencies, s)),
+                    tuple(s for s, entry in covering.items() if entry is None),
+                    tuple(sorted({entry for entry in covering.values() if entry is not None})),
                 ))
     return wiring

@@ -28,11 +28,16 @@ class Default:
 
 @dataclass(frozen=True)
 class Reader:
-    """A class whose own methods other than ``__init__`` read ``flags``."""
+    """A class whose own methods other than ``__init__`` read ``flags``, and
+    what the plan makes of it (``kind``): ``"class-level"``, its MRO defines
+    them already (a class attribute, a property); ``"given"``, it or an
+    ancestor gets the default; ``"init"``, neither, and no subclass in the
+    tree skips the ``__init__`` that sets them."""
 
     path: str
     cls: str
     flags: tuple[str, ...]
+    kind: str
 
 
 @dataclass

@@ -72,13 +72,14 @@ def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = Fa
         classes += [ClassRef(module, name) for name in info.classes if name.isidentifier()]
 
     readers = _readers(analysis, classes)
-    plan.readers = sorted(
-        (Reader(_relpath_of(analysis, ref), ref.name, tuple(sorted(flags))) for ref, flags in readers.items()),
-        key=lambda r: (r.path, r.cls),
-    )
     uncovered = _uncovered(analysis, readers)
     needed = _needing_defaults(analysis, sorted(uncovered, key=str))
     targets = uncovered if all_readers else {ref: uncovered[ref] for ref in needed}
+    plan.readers = sorted(
+        (Reader(_relpath_of(analysis, ref), ref.name, tuple(sorted(flags)),
+                _kind(analysis, ref, flags, targets)) for ref, flags in readers.items()),
+        key=lambda r: (r.path, r.cls),
+    )
     for ref, flags in targets.items():
         cls = analysis.info(ref)
         assert cls is not None
@@ -118,6 +119,15 @@ def _needing_defaults(analysis: Analysis, candidates: list[ClassRef]) -> dict[Cl
             if ref.name in ANCHORS.get(ref.module, ()):
                 needed[ref] = "named by the contract: custom-__init__ subclasses are written against it"
     return needed
+
+
+def _kind(analysis: Analysis, ref: ClassRef, flags: set[str], targets: dict[ClassRef, set[str]]) -> str:
+    """What the plan makes of a reader (see ``Reader``)."""
+    if flags <= _provided(analysis, ref):
+        return "class-level"
+    given = {flag for entry in analysis.project.mro(ref) if isinstance(entry, ClassRef)
+             for flag in targets.get(entry, ())}
+    return "given" if flags <= given | _provided(analysis, ref) else "init"
 
 
 def _relpath_of(analysis: Analysis, ref: ClassRef) -> str:

@@ -46,6 +46,8 @@ def {TEST_NAME}(
 ):
     """A subclass that skips the parent's __init__ takes the path without
     sequence parallelism instead of raising AttributeError (#52172)."""
+    # The collectives shard visibly, so the sequence-parallel path would change
+    # the token counts asserted below.
     _mock_sequence_parallel_collectives(monkeypatch, {_MODULE})
     model = _OwnInitModel()
     inputs_embeds = torch.arange(6, dtype=torch.float32).view(3, 2)
@@ -68,6 +70,25 @@ def missing_helpers(current: str) -> list[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
     return [name for name in (*TEST_HELPERS, _MODULE, "nn", "torch") if name not in bound]
+
+
+def tests_setting_the_flag(current: str, classes: set[str]) -> list[str]:
+    """The file's tests that build one of ``classes`` and set
+    ``use_sequence_parallel = True`` on the instance: what "an instance value
+    still wins" rests on. Raises SyntaxError where the file does not parse."""
+    found = []
+    for node in ast.parse(current).body:
+        if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_")):
+            continue
+        names = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+        sets_true = any(
+            isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is True
+            and any(isinstance(t, ast.Attribute) and t.attr == "use_sequence_parallel" for t in n.targets)
+            for n in ast.walk(node)
+        )
+        if sets_true and names & classes:
+            found.append(node.name)
+    return found
 
 
 def extended(current: str) -> str:

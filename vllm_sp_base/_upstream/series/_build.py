@@ -15,7 +15,11 @@ from vllm_sp_base._upstream.plan._edits import Default, FileEdits, Reader
 from vllm_sp_base._upstream.plan._gates import Gate
 from vllm_sp_base._upstream.plan._plan import analyse
 from vllm_sp_base._upstream.rewrite._codemod import NotKept, Rewrite, rewrite
-from vllm_sp_base._upstream.rewrite._vllm_tests import extended, missing_helpers
+from vllm_sp_base._upstream.rewrite._vllm_tests import (
+    extended,
+    missing_helpers,
+    tests_setting_the_flag,
+)
 
 #: How each kind of change is counted in the summary, in this order.
 COUNTED = {
@@ -48,6 +52,7 @@ class Upstream:
     readers: list[Reader] = field(default_factory=list)
     gates: list[Gate] = field(default_factory=list)
     wiring: Wiring | None = None  # the CI steps running the test (None: no test in the series)
+    cited: list[str] = field(default_factory=list)  # existing tests setting the flag on an instance
 
     def sources(self) -> list[str]:
         """The changed files other than tests."""
@@ -156,6 +161,7 @@ def _add_test(result: Upstream) -> None:
     if missing:
         result.missing.append(f"{TEST_PATH}: {', '.join(missing)} (what the added test reuses)")
         return
+    result.cited = tests_setting_the_flag(current, {cls for _, cls, _ in result.defaults})
     after = extended(current)
     if after != current:
         result.files.append(FileChange(TEST_PATH, current, after, ["end: the added test"], generated="test"))

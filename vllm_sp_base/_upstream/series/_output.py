@@ -58,7 +58,12 @@ def write_tree(root: str, files: list[FileChange]) -> None:
         if _current(real) != change.before:
             raise OutputError(f"{change.path}: changed since it was read; nothing written "
                               "(run the command again)")
-    write_all(root, [(real, change.after) for real, change in targets.items()])
+    expected = {real: None if c.before is None else c.before.encode("utf-8", "surrogateescape")
+                for real, c in targets.items()}
+    left = write_all(root, [(real, change.after) for real, change in targets.items()], expected)
+    if left:  # another process wrote it between the check above and the move
+        raise OutputError(f"{left[0]}: changed while it was being written; left as it is, the rest "
+                          "written (run the command again)")
 
 
 def _current(path: str) -> str | None:

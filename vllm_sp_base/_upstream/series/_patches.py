@@ -168,7 +168,7 @@ def _validation(result: Upstream, evidence: Evidence) -> str:
         step = wiring.covering()[0]
         parts.append(_prose(f"CI: `{TEST_PATH}` is run by the Buildkite step {step.describe()}, whose "
                             "`source_file_dependencies` cover " + _and([f"`{s}`" for s in result.sources()])
-                            + "."))
+                            + " (through " + _and([f"`{e}`" for e in step.entries]) + ")."))
     elif wiring is not None and wiring.steps:
         step = wiring.steps[0]
         parts.append(_prose(f"CI: `{TEST_PATH}` is run by {step.describe()}, but its "
@@ -213,21 +213,28 @@ def _details(result: Upstream) -> str:
     needed = [f"`{cls}`: {d.why}" for cls, d in classes]
     files = sorted({path for path, _, _ in result.defaults})
     flagged = sorted({flag for _, d in classes for flag in d.flags})
-    by_flag = {flag: sum(flag in r.flags for r in result.readers) for flag in flagged}
-    readers = "; ".join(f"{n} read `{flag}`" for flag, n in by_flag.items())
+    readers = result.readers
+    per_flag = "; ".join(f"{sum(f in r.flags for r in readers)} read `self.{f}`" for f in flagged)
+    kinds = {kind: sum(r.kind == kind for r in readers) for kind in ("class-level", "given", "init")}
+    inherit = kinds["given"] - len(classes)
     paragraphs = [
-        (f"Why class attributes: in this tree {len(result.readers)} classes read a sequence-parallel "
-        f"flag outside `__init__` ({readers}). {len(classes)} of them "
-        f"{'has' if len(classes) == 1 else 'have'} a subclass whose own `__init__` skips theirs "
-        f"(below), in {len(files)} file{'s' if len(files) != 1 else ''}; the others set the flag in "
-        "their own `__init__`, which no subclass skips. So each of these gets one annotated line, "
-        f"`{flagged[0]}: bool = False`, for the flag{'s' if len(flagged) > 1 else ''} it reads; a "
-        f"shared mixin or interface would add a module for {len(classes)} "
-        f"class{'es' if len(classes) != 1 else ''}."),
-        ("Trade-off: a class that never decides takes the path without sequence parallelism "
-        "instead of failing. Inside a model that shards its hidden states that path would be "
-        "wrong without an error; a subclass that wants sequence parallelism sets the flag in "
-        "its own `__init__`, as before."),
+        (f"Why class attributes: in this tree {len(readers)} classes read `self.use_sequence_parallel` "
+         f"or `self.use_sequence_parallel_moe` in a method other than `__init__` ({per_flag}). "
+         f"{kinds['class-level']} already define what they read at class level (a class attribute "
+         f"or a property). {len(classes)} {'has' if len(classes) == 1 else 'have'} a subclass whose "
+         f"own `__init__` skips theirs (below), in {len(files)} file{'s' if len(files) != 1 else ''}"
+         + (f", and {inherit} more inherit from {'it' if len(classes) == 1 else 'them'}" if inherit else "")
+         + f". For the other {kinds['init']}, no subclass in the tree skips the `__init__` that sets "
+         f"the flag. So each of the {len(classes)} gets one annotated line, "
+         f"`{flagged[0]}: bool = False`, for the flag it reads; a shared mixin or interface would "
+         f"add a module for {len(classes)} class{'es' if len(classes) != 1 else ''}."),
+        ("Why `False`: `__init__` is also where the sequence-parallel modules are configured "
+         "(`DeepseekV32DecoderLayer.__init__` passes `is_sequence_parallel=self.use_sequence_parallel` "
+         "to its MLP), so a subclass that skips it and builds its own modules has built the ones "
+         "for the path without sequence parallelism. A subclass that does shard its hidden states "
+         "still sets the flag in its own `__init__`, and the instance value wins."),
+        ("The `self.use_sequence_parallel = False` lines #52172 added to the Dots3 NOTE classes "
+         "stay: they state that model's choice, and this change does not depend on removing them."),
     ]
     text = _prose(*paragraphs) + "\n" + _bullets(needed)
     removed = [f"{c.path}:{note.split(':', 1)[0]}" for c in result.files for note in c.notes
@@ -239,20 +246,22 @@ def _details(result: Upstream) -> str:
         same = [g for g in gates if g.rederives]
         own = [g for g in gates if not g.rederives]
         text += "\n" + _prose(
-            f"Hand-written sequence-parallel gates (`pipeline_parallel_size == 1` in a "
-            f"sequence-parallel condition), left as they are: {len(gates)} in this tree. "
-            f"{len(same)} re-derive `use_sequence_parallel_moe and pipeline_parallel_size == 1`; "
+            f"This change leaves the {len(gates)} hand-written sequence-parallel gates of the tree "
+            f"(a `pipeline_parallel_size == 1` in a sequence-parallel condition) as they are: "
+            f"{len(same)} re-derive `use_sequence_parallel_moe and pipeline_parallel_size == 1`, "
             f"{len(own)} spell out conditions of their own. Folding them into one property would "
             "be a refactor of its own, which this fix does not need."
-        ) + "\n" + _bullets([g.describe() + (": re-derives" if g.rederives else ": "
-                                             + ", ".join(g.conditions)) for g in gates])
+        ) + "\n<details>\n<summary>The " + str(len(gates)) + " gates</summary>\n\n" + _bullets(
+            [g.describe() + (": re-derives" if g.rederives else ": " + ", ".join(g.conditions))
+             for g in gates]) + "\n</details>\n"
     text += "\n" + _prose(
-        "Not a duplicate of #52172: that PR set the flags in the Dots3 NOTE subclasses; this "
+        "Not a duplicate of #52172: that PR set the flag in the Dots3 NOTE subclasses; this "
         "gives their parents the default, so the next subclass written the same way does not "
-        "need to.",
+        "crash at KV-cache profiling.",
         "AI assistance was used: this change and its description were generated by "
         f"vllm-sp-base {__version__}, a codemod developed with AI assistance, from this tree's "
-        "source; the submitter reviews every changed line before opening the PR.",
+        "source, and the commands under Validation were run by it; the submitter reviews every "
+        "changed line and runs them before opening the PR.",
     )
     return text
 
@@ -267,8 +276,9 @@ def _overview(result: Upstream) -> str:
         f"{who} (calling `nn.Module.__init__(self)`) but inherit their `forward`, which reads "
         f"{_and([f'`self.{f}`' for f in flags])}. That crashed at KV-cache profiling with "
         "`AttributeError: 'Dots3NoteModel' object has no attribute 'use_sequence_parallel'` "
-        "until #52172 set the flag in each subclass. This gives the parents a class-level "
-        "default, so such a subclass takes the path without sequence parallelism.",
+        "until #52172 set the flag in each subclass, so nothing crashes in this tree today. This "
+        "gives the parents a class-level default, so that the next subclass written this way takes "
+        "the path without sequence parallelism instead of needing the same fix.",
     )
 
 
@@ -280,8 +290,11 @@ def _claims(result: Upstream, evidence: Evidence) -> list[str]:
         "the path without sequence parallelism instead of raising `AttributeError`"
         + (" (the added test, which fails without this change)." if shown else "."),
         "No change where their `__init__` runs: it assigns the instance attribute as before, "
-        "which wins over the class default"
-        + (" (the file's existing tests, which set it to `True`, pass)." if shown else "."),
+        "and an instance attribute wins over a class attribute"
+        + (f" ({_and([f'`{t}`' for t in result.cited])}, which "
+           f"set{'s' if len(result.cited) == 1 else ''} it to `True` on an instance, "
+           f"pass{'es' if len(result.cited) == 1 else ''} with this change)."
+           if shown and result.cited else "."),
     ]
 
 
