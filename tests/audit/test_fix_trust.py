@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -128,3 +131,68 @@ def test_a_file_python_reads_is_fixed_in_its_own_encoding(
     assert "not fixed" not in err and data.startswith(prefix.replace(b"\n", b"\r\n"))
     assert FIXED.replace("\n", "\r\n").encode(encoding) in data
     assert b"\n" not in data.replace(b"\r\n", b"")  # every line ending kept
+
+
+_LAYERED_PARENT = (
+    "from torch import nn\n\nfrom .util import make_layers\n\n\n"
+    "class Base(nn.Module):\n"
+    "    def __init__(self, config):\n"
+    "        super().__init__()\n"
+    "        self.start_layer, self.end_layer, self.layers = make_layers(config)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.layers[self.start_layer](x)\n")
+_CHILD_BODY = "class Child(Base):\n    def __init__(self, config):\n        nn.Module.__init__(self)\n"
+
+
+def _layered(root: Path, child_header: str) -> Path:
+    package = root / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(_LAYERED_PARENT)
+    (package / "util.py").write_text("def make_layers(config):\n    return 0, 1, [config]\n\n\n"
+                                     "def other():\n    pass\n")
+    (package / "child.py").write_text(child_header + "\n\n\n" + _CHILD_BODY)
+    return package
+
+
+def test_an_unpacking_assignment_sets_each_attribute_it_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # vLLM's idiom: self.start_layer, self.end_layer, self.layers = make_layers(...)
+    package = _layered(tmp_path, "from torch import nn\n\nfrom .base import Base")
+    _, out, _ = _run(capsys, "--format", "concise", str(package))
+    assert "does not set" not in out
+    code, out, err = _run(capsys, "--fix", "--unsafe-fixes", "--format", "concise", str(package))
+    child = (package / "child.py").read_text()
+    assert "        self.start_layer, self.end_layer, self.layers = make_layers(config)\n" in child
+    assert code == 0 and out == "", err
+
+
+def _ruff(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    binary = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    return subprocess.run([binary, *argv], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("header", [
+    "from torch import nn\n\nfrom .base import Base",
+    "from torch import nn\n\nfrom pkg.util import other\n\nfrom .base import Base",
+    "import os\n\nfrom torch import nn\n\nfrom .base import Base",
+    '"""Doc."""\n\nfrom __future__ import annotations\n\nimport torch\nfrom torch import nn\n\n'
+    "from pkg import util\n\nfrom .base import Base",
+], ids=["new-section", "merged", "after-stdlib", "docstring-future"])
+def test_a_files_imports_pass_ruffs_isort_and_format_after_a_fix_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], header: str
+) -> None:
+    package = _layered(tmp_path, header)
+    checks = (("check", "--isolated", "--select", "I001", "pkg/child.py"),
+              ("format", "--isolated", "--check", "pkg/child.py"))
+    for argv in checks:
+        assert _ruff(tmp_path, *argv).returncode == 0, argv  # passes before
+    _run(capsys, "--fix", "--unsafe-fixes", str(package))
+    child = (package / "child.py").read_text()
+    assert "make_layers(config)" in child
+    for argv in checks:
+        done = _ruff(tmp_path, *argv)
+        assert done.returncode == 0, (argv, done.stdout, child)
+    if "pkg.util import other" in header:  # merged, not a second line of the same module
+        assert child.count("from pkg.util import") == 1 and "import make_layers, other" in child

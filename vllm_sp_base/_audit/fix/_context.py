@@ -162,10 +162,28 @@ def _simple_target(statement: ast.stmt) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
+def _flattened(target: ast.expr) -> list[ast.expr]:
+    """The single targets of an unpacking: ``a, (b, *c)`` -> a, b, c."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [leaf for element in target.elts for leaf in _flattened(element)]
+    if isinstance(target, ast.Starred):
+        return _flattened(target.value)
+    return [target]
+
+
 def _self_targets(statement: ast.stmt) -> list[str]:
-    targets = statement.targets if isinstance(statement, ast.Assign) else (
-        [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
-    return [t.attr for t in targets
+    """The ``self.X`` a statement assigns, in every form Python has: ``=``
+    (chained, unpacked: ``self.a, self.b = make()``), annotated, augmented,
+    and the targets of ``for`` and ``with ... as``."""
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [statement.target]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    else:
+        targets = []
+    return [t.attr for target in targets for t in _flattened(target)
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
 
 

@@ -11,6 +11,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 Positions = Mapping[cst.CSTNode, CodeRange]
 
 from vllm_sp_base._audit.fix._edit import Edit
+from vllm_sp_base._audit.fix._imports import top_package, with_imports
 
 
 class RenderError(Exception):
@@ -35,7 +36,8 @@ def render(source: str, edits: Sequence[Edit]) -> str:
     if classes:
         raise RenderError(f"class {', '.join(sorted(classes))} not found at the top level")
     imports = list(dict.fromkeys(i for edit in edits for i in edit.imports))
-    module = module.with_changes(body=_with_imports(new_body, imports, module, config))
+    first_party = top_package(edits[0].path) if edits else None
+    module = module.with_changes(body=with_imports(new_body, imports, module, config, first_party))
     return module.code
 
 
@@ -82,61 +84,3 @@ def _init(init: cst.FunctionDef, edits: list[Edit], positions: Positions,
 def _docstring(node: cst.BaseStatement) -> bool:
     return (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1
             and isinstance(node.body[0], cst.Expr) and isinstance(node.body[0].value, cst.SimpleString | cst.ConcatenatedString))
-
-
-def _with_imports(body: list[cst.BaseStatement], imports: list[str], module: cst.Module,
-                  config: cst.PartialParserConfig) -> list[cst.BaseStatement]:
-    """Each import not already there (as written), after the module's last
-    top-level absolute import (isort puts relative ones after them), else
-    after its last import, else after its docstring."""
-    present = {module.code_for_node(node).strip() for node in body if _is_import(node)}
-    wanted = _merged([i for i in imports if i not in present])
-    if not wanted:
-        return body
-    at = absolute_at = 0
-    for index, node in enumerate(body):
-        if _is_import(node) or (index == 0 and _docstring(node)):
-            at = index + 1
-            if not _is_relative(node):
-                absolute_at = index + 1
-    at = absolute_at or at
-    new = [cst.parse_statement(_wrapped(i) + "\n", config) for i in wanted]
-    return body[:at] + new + body[at:]
-
-
-def _merged(imports: list[str]) -> list[str]:
-    """``from m import a`` and ``from m import b`` as ``from m import a, b``."""
-    names: dict[str, list[str]] = {}
-    merged: list[str] = []
-    for statement in imports:
-        head, sep, name = statement.partition(" import ")
-        if head.startswith("from ") and sep:
-            if head not in names:
-                names[head] = []
-                merged.append(head)
-            names[head].append(name)
-        else:
-            merged.append(statement)
-    return [f"{m} import {', '.join(names[m])}" if m in names else m for m in merged]
-
-
-def _is_relative(node: cst.BaseStatement) -> bool:
-    return isinstance(node, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.ImportFrom) and small.relative for small in node.body)
-
-
-#: ruff format's (and black's) default line length: a longer import is written as they write it.
-LINE_LENGTH = 88
-
-
-def _wrapped(statement: str) -> str:
-    """``from a import b`` over the line length as ruff format writes it."""
-    head, sep, name = statement.partition(" import ")
-    if len(statement) <= LINE_LENGTH or not head.startswith("from ") or not sep:
-        return statement
-    return f"{head} import (\n    {name},\n)"
-
-
-def _is_import(node: cst.BaseStatement) -> bool:
-    return isinstance(node, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body)
