@@ -154,3 +154,27 @@ def test_a_bad_fail_on_value_is_named(
             f"[tool.vllm-sp-base]\nfail-on = {json.dumps(value.split(','))}\n")
         code, _, err = _run(capsys, str(tmp_path))
         assert code == 2 and err.count("\n") == 1 and f"] fail-on: {needle}" in err, err
+
+
+def test_many_unresolved_bases_are_one_line_unless_asked_and_silent_under_q_unless_failing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # sglang without its environment: a dozen bases not found would push the
+    # findings off the screen, as mypy's and ruff's summaries never do.
+    for n in range(12):
+        (tmp_path / f"m{n}.py").write_text(
+            f"from missing_pkg{n} import Base{n}\nfrom torch import nn\n\n\n"
+            f"class C{n}(Base{n}):\n    def __init__(self):\n        nn.Module.__init__(self)\n")
+    code, _, err = _run(capsys, str(tmp_path))
+    said = [line for line in err.splitlines() if "unresolved base" in line]
+    assert code == 1 and said == [
+        "vllm-sp-base audit: unresolved base Base0: module missing_pkg0 not found; and 11 more "
+        "unresolved bases hiding 11 classes (--show-unresolved lists them)"]
+    code, _, err = _run(capsys, "--show-unresolved", str(tmp_path))
+    assert code == 1 and sum("unresolved base" in line for line in err.splitlines()) == 12
+    code, out, err = _run(capsys, "-q", "--fail-on", "error", str(tmp_path))
+    assert (code, out, err) == (0, "", "")  # they fail nothing: nothing said
+    code, _, err = _run(capsys, "-q", str(tmp_path))  # they fail the run: said, in one line
+    assert code == 1 and len(err.splitlines()) == 1 and "11 more unresolved bases" in err
+    code, out, err = _run(capsys, "--statistics", str(tmp_path))
+    assert sum("unresolved base" in line for line in err.splitlines()) == 1

@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="instead of the findings, how many each skipped __init__ causes")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="the report and what fails the run only: no summary, no advice")
+    parser.add_argument("--show-unresolved", action="store_true",
+                        help="list every base that could not be resolved, with the classes it "
+                             "hides (default: one line for them all)")
     parser.add_argument("--fail-on", type=_fail_on, default=None, metavar="WHAT",
                         help="what makes the exit code 1, comma-separated: error (errors only), "
                              "warning (warnings and errors), unresolved (a base that could not be "

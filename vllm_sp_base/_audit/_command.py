@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
     # is in it); a report written to a file leaves the terminal the summary.
     said_on_stderr = args.output_file is not None or form not in ("json", "sarif", "github")
     if said_on_stderr:
-        _stderr(result, args, paths)
+        _stderr(result, args, paths, args.fail_on or settings.fail_on)
     if stale and not args.quiet and (said_on_stderr or not in_report):
         for line in stale.lines():
             _say(line)
@@ -270,10 +270,14 @@ def _report_text(result: AuditResult, form: str, statistics: bool, stale: _stale
     return text + "\n" if text else ""
 
 
-def _stderr(result: AuditResult, args: argparse.Namespace, paths: list[str]) -> None:
-    """In the text formats: what could not be checked, then the summary."""
-    for said in _text.unresolved_lines(result.unresolved):
-        _say(said)
+def _stderr(result: AuditResult, args: argparse.Namespace, paths: list[str],
+            fail_on: frozenset[str]) -> None:
+    """In the text formats: what could not be checked, then the summary.
+    Unresolved bases are one line unless ``--show-unresolved``; under ``-q``,
+    said only where they fail the run."""
+    if result.unresolved and (not args.quiet or "unresolved" in fail_on):
+        for said in _text.unresolved_lines(result.unresolved, every=args.show_unresolved):
+            _say(said)
     if not args.quiet and any(u.reason.endswith(" not found") for u in result.unresolved):
         _say(_text.missing_module_hint(args.python is not None))
     for path, number in result.unused_noqa:

@@ -206,8 +206,9 @@ def _line_of(reason: str) -> str:
     return f",line={match.group(1)}" if match else ""
 
 
-def unresolved_lines(unresolved: Iterable[Unresolved]) -> list[str]:
-    """One line a base and reason, with the classes it hides."""
+def unresolved_lines(unresolved: Iterable[Unresolved], every: bool = True) -> list[str]:
+    """One line a base and reason, with the classes it hides; with ``every``
+    False, the first of them and a count of the rest, on one line."""
     by_base: dict[tuple[str, str], list[Unresolved]] = defaultdict(list)
     for u in unresolved:
         by_base[(u.base, u.reason)].append(u)
@@ -216,7 +217,13 @@ def unresolved_lines(unresolved: Iterable[Unresolved]) -> list[str]:
         where = ", ".join(f"{_short(u.class_name)} ({display(u.path)}:{u.line})" for u in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         lines.append(f"unresolved base {base}: {reason}; not checked past it: {where}{more}")
-    return lines
+    if every or len(lines) < 2:
+        return lines
+    rest = sorted(by_base.items())[1:]
+    hidden = sum(len(found) for _, found in rest)
+    first = lines[0].split("; not checked past it: ")[0]
+    return [f"{first}; and {plural(len(rest), 'more unresolved base')} hiding "
+            f"{plural(hidden, 'class', 'classes')} (--show-unresolved lists them)"]
 
 
 def plural(count: int, word: str, plural: str | None = None) -> str:
