@@ -517,6 +517,7 @@ def test_rule_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rule", "spb001"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("SPB001: SkippedInitRead\n") and "Reported:" in out and "Not reported:" in out
+    assert "``" not in out and "`nn.Module.__init__(self)`" in out  # Markdown, as ruff prints its rules
     assert main(["rule", "SPB999"]) == 2 and "unknown rule" in capsys.readouterr().err
     with pytest.raises(SystemExit) as done:
         main(["--version"])

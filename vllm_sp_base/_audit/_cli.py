@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from vllm_sp_base._audit._command import EXIT_CLEAN, EXIT_USAGE
@@ -126,7 +127,8 @@ def print_rule(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     print(f"{rule.CODE}: {rule.__name__}\n")
-    print(inspect.cleandoc(rule.__doc__ or ""))
+    # The docstring's reST literals as Markdown's, as ruff's `rule` prints its docs.
+    print(re.sub(r"``(.+?)``", r"`\1`", inspect.cleandoc(rule.__doc__ or ""), flags=re.DOTALL))
     for title, examples in (("Reported", rule.INVALID), ("Not reported", rule.VALID)):
         for example in examples[:2]:
             print(f"\n{title}:\n{textwrap.indent(example.source.strip(), '    ')}")

@@ -122,11 +122,19 @@ def _first_literal(context: Context, finding: Finding, found: list[tuple[int, as
     if value is None or not literal(value) or len(found) < 2:
         return None
     text = f"self.{finding.attribute} = {context.parent.segment(value)}"
-    later = context.parent.segment(found[1][1]).splitlines()[0].strip()
+    later = found[1][1]
     edit = Edit(context.sub.path, context.sub_name, context.start_line, statements=((index, text),))
     return Fix(finding, FixStatus(
         "unsafe", f"set `{text}` as {context.parent_name}.__init__ does first",
-        f"{context.parent_name}.__init__ changes it later (`{later}`), which is not copied"), edit)
+        f"{context.parent_name}.__init__ changes it later (line {later.lineno}, "
+        f"{_kind_of(later)}), which is not copied"), edit)
+
+
+def _kind_of(statement: ast.stmt) -> str:
+    """A statement as a message names it: never a cut fragment of its code."""
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return "an assignment"
+    return f"in an `{type(statement).__name__.lower().replace('asyncf', 'async f')}` block"
 
 
 def _shown(source: str) -> str:

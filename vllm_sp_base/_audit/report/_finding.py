@@ -78,9 +78,10 @@ class Finding:
             "warning": "AttributeError if that read is reached",
         }.get(self.severity, "no entry point reaches it")
         when = " while it is built" if self.entry == "__init__" else ""
+        skipper = self.skipped_by.rsplit(".", 1)[-1]
+        via = f" (via {skipper})" if skipper != short else ""  # never the class itself
         return (  # a module named after a file with a newline stays on one line
-            f"{short} skips {self.skipped_init.translate(_VISIBLE)}.__init__ "
-            f"(via {self.skipped_by.rsplit('.', 1)[-1]}), "
+            f"{short} skips {self.skipped_init.translate(_VISIBLE)}.__init__{via}, "
             f"which sets self.{self.attribute} at {display_path(self.set_path)}:{self.set_line}, but "
             f"{owner.rsplit('.', 1)[-1]}.{method} reads it at {display_path(self.read_path)}:"
             f"{self.read_line}{when}{self.via}: {outcome}{f' ({self.condition})' if self.condition else ''}"
