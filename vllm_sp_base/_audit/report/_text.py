@@ -222,8 +222,9 @@ def unresolved_lines(unresolved: Iterable[Unresolved], every: bool = True) -> li
     rest = sorted(by_base.items())[1:]
     hidden = sum(len(found) for _, found in rest)
     first = lines[0].split("; not checked past it: ")[0]
-    return [f"{first}; and {plural(len(rest), 'more unresolved base')} hiding "
-            f"{plural(hidden, 'class', 'classes')} (--show-unresolved lists them)"]
+    summary = (f"{first}; and {plural(len(rest), 'more unresolved base')} hiding "
+               f"{plural(hidden, 'class', 'classes')} (--show-unresolved lists them)")
+    return [summary]
 
 
 def plural(count: int, word: str, plural: str | None = None) -> str:
