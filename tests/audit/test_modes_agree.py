@@ -181,3 +181,38 @@ def test_a_file_python_cannot_tokenize_is_said_in_both_modes(tmp_path: Path) -> 
         said[parse_all] = sorted(result.diagnostics)
     assert len(said[True]) == len(UNPARSABLE)
     assert said[False] == said[True]
+
+
+def test_an_init_run_in_each_arm_sets_what_it_sets_in_both_modes(tmp_path: Path) -> None:
+    # One arm runs the parent's __init__ (which runs nn.Module's), the other
+    # nn.Module.__init__ itself: torch's attributes are set either way, so
+    # register_buffer reads nothing missing. Python builds both arms.
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Base(nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, x):
+                return x * self.scale
+
+
+        class Child(Base):
+            def __init__(self, scale, flag):
+                if flag:
+                    super().__init__(scale)
+                else:
+                    nn.Module.__init__(self)
+                    self.scale = 1.0
+                self.register_buffer("mask", torch.zeros(3))
+    """))
+    ran = subprocess.run([sys.executable, "-c", "from m import Child\nChild(2.0, True)(1.0)\nChild(2.0, False)(1.0)"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    for parse_all in (False, True):
+        result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+        assert result.findings == [], parse_all

@@ -49,8 +49,10 @@ class Construction:
     # once before (``if self.encoder_only: nn.Module.__init__(self) else:
     # super().__init__(...)``), so where it did not run, that test failed.
     skipped_knowing: dict[int, Known] = field(default_factory=dict)
-    # attribute -> (the ``__init__``s on the way, (MRO index of the method that sets it, line))
-    set_through: dict[str, list[tuple[frozenset[int], tuple[int, int]]]] = field(default_factory=dict)
+    # attribute -> (the ``__init__``s on the way, the innermost of them, (MRO
+    # index of the method that sets it, line)). The set happens wherever that
+    # innermost ``__init__`` runs, by whichever way: the walk enters it once.
+    set_through: dict[str, list[tuple[frozenset[int], int, tuple[int, int]]]] = field(default_factory=dict)
     # Read while it is built where only ``__init__``s of ``skipped_unless`` set it so far.
     read_unless_set: dict[str, Reached] = field(default_factory=dict)
 
@@ -64,8 +66,8 @@ class Construction:
         an instance built without it lacks."""
         found: dict[str, tuple[int, int]] = {}
         for attr, sets in self.set_through.items():
-            if all(inits & self.skipped_unless.keys() for inits, _ in sets):
-                lines = [line for inits, line in sets if index in inits]
+            if all(innermost in self.skipped_unless for _, innermost, _ in sets):
+                lines = [line for inits, _, line in sets if index in inits]
                 if lines:
                     found[attr] = lines[0]
         return found
@@ -193,12 +195,14 @@ def construct(model: ClassModel) -> Construction:
             built.sets_any = True
         else:
             built.sets.update(names)
-            inits = frozenset(s.owner for s in step.chain if s.method == "__init__")
+            on_the_way = [s.owner for s in step.chain if s.method == "__init__"]
             if step.method.name == "__init__":
-                inits |= {step.owner}
+                on_the_way.append(step.owner)
+            inits = frozenset(on_the_way)
+            innermost = on_the_way[-1] if on_the_way else -1
             for name in names:
                 built.values.setdefault(name, set()).add(event.value if type(event) is Set else None)
-                built.set_through.setdefault(name, []).append((inits, (step.owner, event.line)))
+                built.set_through.setdefault(name, []).append((inits, innermost, (step.owner, event.line)))
             if not step.conditional:
                 built.surely_set.update(names)
     built.skipped_unless = _run_under_a_test(init_calls, sure_calls)
@@ -209,7 +213,7 @@ def construct(model: ClassModel) -> Construction:
             built.skipped_knowing[index] = known  # nothing set the attribute again while built
     built.read_unless_set = {
         attr: read for attr, (read, before) in after_sets.items()
-        if all(inits & built.skipped_unless.keys() for inits, _ in built.set_through[attr][:before])
+        if all(innermost in built.skipped_unless for _, innermost, _ in built.set_through[attr][:before])
     }
     return built
 
