@@ -178,3 +178,23 @@ def test_many_unresolved_bases_are_one_line_unless_asked_and_silent_under_q_unle
     assert code == 1 and len(err.splitlines()) == 1 and "11 more unresolved bases" in err
     code, out, err = _run(capsys, "--statistics", str(tmp_path))
     assert sum("unresolved base" in line for line in err.splitlines()) == 1
+
+
+def test_a_misspelt_ignore_is_said_with_the_attribute_it_may_mean(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "m.py").write_text(
+        "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self, cfg):\n"
+        "        super().__init__()\n        self.use_sequence_parallel = cfg.sp\n"
+        "        self.scale = cfg.scale\n\n    def forward(self, x):\n"
+        "        return x * self.scale if self.use_sequence_parallel else x\n\n\n"
+        "class Child(Base):  # vllm-sp-base: ignore[scale, use_sequnce_parallel]\n"
+        "    def __init__(self, cfg):\n        nn.Module.__init__(self)\n\n\n"
+        "class Other(Base):  # vllm-sp-base: ignore[use_sequnce_parallel]\n"
+        "    def __init__(self, cfg):\n        nn.Module.__init__(self)\n")
+    code, _, err = _run(capsys, "--format", "concise", str(tmp_path))
+    said = [line.split(": ", 1)[1] for line in err.splitlines() if "unused" in line and "m.py:" in line]
+    # Listed with a name that hid something, and alone: each said, with what it may mean.
+    assert said == ["unused ignore: vllm-sp-base: ignore[use_sequnce_parallel] hides no finding of this "
+                    "class; did you mean use_sequence_parallel?"] * 2
+    assert code == 1

@@ -281,7 +281,8 @@ def _stderr(result: AuditResult, args: argparse.Namespace, paths: list[str],
     if not args.quiet and any(u.reason.endswith(" not found") for u in result.unresolved):
         _say(_text.missing_module_hint(args.python is not None))
     for path, number in result.unused_noqa:
-        print(f"{display_path(path)}:{number}: {_text.UNUSED_NOQA}", file=sys.stderr)
+        print(f"{display_path(path)}:{number}: {_text.unused_suppression(result, path, number)}",
+              file=sys.stderr)
     for path, reason in result.diagnostics:
         print(f"{display_path(path)}: cannot audit: {reason}", file=sys.stderr)
     if result.files == 0 and not result.diagnostics:

@@ -270,6 +270,7 @@ def _check(
     modules: dict[str, tuple[str, bool] | None] = {}
     agree = True
     used: set[tuple[str, int]] = set()
+    ignores_used: set[tuple[str, int, str]] = set()
     queues = Queues(groups) if len(groups) > 1 and Queues.fit(groups) else None
     takers: list[Iterable[str]] = (
         [queues.taker(k) for k in range(len(groups))] if queues is not None else list(groups))
@@ -280,6 +281,7 @@ def _check(
             queues.close()
     for checked in checked_groups:
         used.update(checked.noqa_used)
+        ignores_used.update(checked.ignores_used)
         result.findings += checked.findings
         result.suppressed += checked.suppressed
         result.only_bases += checked.only_bases
@@ -304,7 +306,7 @@ def _check(
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
     result.only_bases.sort()  # which process checked which file is decided at run time
     result.unresolved.sort(key=lambda u: (u.path, u.line, u.base))
-    result.unused_noqa = _unused_noqa(discovered, sources, used)
+    result.unused_noqa, result.unused_ignored = _unused_noqa(discovered, sources, used, ignores_used)
     result.lap("candidates, their MROs, the rule", start)
     return modules if agree else None
 
@@ -317,29 +319,37 @@ def _suppression_marks() -> tuple[bytes, ...]:
     return (SkippedInitRead.CODE.encode(), MARKER)
 
 
-def _unused_noqa(discovered: Discovered, sources: Sources, used: set[tuple[str, int]]) -> list[tuple[str, int]]:
+def _unused_noqa(
+    discovered: Discovered, sources: Sources, used: set[tuple[str, int]], ignores_used: set[tuple[str, int, str]]
+) -> tuple[list[tuple[str, int]], list[tuple[str, int, str]]]:
     """Lines of the audited files whose ``# noqa`` names SPB001 (or one of its
     attributes) and suppressed nothing: a class header or ``__init__`` line of a
-    class with no finding to hide, or a line the rule never reads a noqa on."""
+    class with no finding to hide, or a line the rule never reads a noqa on;
+    and lines whose ``# vllm-sp-base: ignore[...]`` names an attribute that hid
+    nothing (a misspelt one among others too), and those attributes."""
     from vllm_sp_base._audit.rule._rule import SkippedInitRead
     from vllm_sp_base._audit.rule._suppress import MARKER, ignore_comment
     from vllm_sp_base._audit.summaries._noqa import noqa_codes
 
     code = SkippedInitRead.CODE
-    unused = []
+    unused: list[tuple[str, int]] = []
+    names_unused: list[tuple[str, int, str]] = []
     for path in discovered.files:
         text = sources.texts.get(path)
         if path in sources.unmarked or text is None or (code.encode() not in text and MARKER not in text):
             continue
         for number, line in enumerate(text.splitlines(), 1):
+            names = ignore_comment(line) if MARKER in line else None
+            hid = {attr for p, n, attr in ignores_used if (p, n) == (path, number)}
+            if names and set(names) - hid:  # ``# vllm-sp-base: ignore[attr]`` (_suppress)
+                unused.append((path, number))
+                names_unused += [(path, number, name) for name in names if name not in hid]
+                continue
             if (path, number) in used:
                 continue
             if b"noqa" in line and code.encode() in line:
                 codes = noqa_codes(line.decode("utf-8", "replace"))
                 if codes and any(c.split("[", 1)[0] == code for c in codes):
                     unused.append((path, number))
-                    continue
-            if MARKER in line and ignore_comment(line):  # ``# vllm-sp-base: ignore[attr]`` (_suppress)
-                unused.append((path, number))
-    return unused
+    return unused, names_unused
 

@@ -182,6 +182,8 @@ class AuditResult:
     only_bases: list[str] = field(default_factory=list)  # classes never built on their own
     unresolved: list[Unresolved] = field(default_factory=list)
     unused_noqa: list[tuple[str, int]] = field(default_factory=list)  # (path, line): suppresses nothing
+    # (path, line, attribute): an ignore comment's attribute that hid nothing.
+    unused_ignored: list[tuple[str, int, str]] = field(default_factory=list)
     # What ``--fix`` can do for each finding (``fix``): planned after the audit, never cached.
     fixes: dict[Finding, FixStatus] = field(default_factory=dict)
     # Wall seconds of each phase of this run (``bench/audit_speed.py`` prints

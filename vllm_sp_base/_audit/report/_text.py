@@ -19,6 +19,22 @@ UNUSED_NOQA = ("unused noqa: SPB001 suppresses nothing here (it counts on a clas
                "or its __init__ line, for a finding of that class)")
 
 
+def unused_suppression(result: AuditResult, path: str, number: int) -> str:
+    """What an unused suppression on ``path``:``number`` is, in words: a noqa,
+    or an ignore comment with the attributes it names that hid nothing and,
+    for each, the attribute a finding of that file reads that it may mean."""
+    import difflib
+
+    names = [name for p, n, name in result.unused_ignored if (p, n) == (path, number)]
+    if not names:
+        return UNUSED_NOQA
+    reported = sorted({f.attribute for f in result.findings if f.path == path})
+    guesses = [m for name in names for m in difflib.get_close_matches(name, reported, n=1, cutoff=0.7)]
+    near = f"; did you mean {', '.join(guesses)}?" if guesses else ""
+    return (f"unused ignore: vllm-sp-base: ignore[{', '.join(names)}] hides no finding of this "
+            f"class{near}")
+
+
 def _short(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 

@@ -86,6 +86,7 @@ class Checked:
     only_bases: list[str] = field(default_factory=list)  # classes never built alone: not reported
     unresolved: list[Unresolved] = field(default_factory=list)  # bases that resolve to no class
     noqa_used: list[tuple[str, int]] = field(default_factory=list)  # (path, line) of a noqa that suppressed
+    ignores_used: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, attribute) ignored
 
 
 class CandidateChecker:
@@ -217,6 +218,7 @@ class CandidateChecker:
             line = ignored(info, self.sources.texts.get(where, b"")).get(finding.attribute)
             if line is not None:
                 checked.noqa_used.append((where, line))
+                checked.ignores_used.append((where, line, finding.attribute))
                 return True
         return False
 

@@ -192,12 +192,12 @@ def result_to_plain(result: AuditResult) -> tuple[Any, ...]:
     ]
     unresolved = [(u.path, u.line, u.class_name, u.base, u.reason) for u in result.unresolved]
     return (findings, result.diagnostics, result.files, result.parsed, result.suppressed,
-            result.only_bases, unresolved, result.unused_noqa)
+            result.only_bases, unresolved, result.unused_noqa, result.unused_ignored)
 
 
 def result_from_plain(plain: Any) -> AuditResult:
     try:
-        findings, diagnostics, files, parsed, suppressed, only_bases, unresolved, unused = plain
+        findings, diagnostics, files, parsed, suppressed, only_bases, unresolved, unused, ignored = plain
         return AuditResult(
             findings=[_finding_from(f) for f in _each(findings, list)],
             diagnostics=[_typed(pair, _PAIR) for pair in _each(diagnostics, list)],
@@ -207,6 +207,7 @@ def result_from_plain(plain: Any) -> AuditResult:
             only_bases=[_str(b) for b in _each(only_bases, list)],
             unresolved=[Unresolved(*_typed(u, _UNRESOLVED_TYPES)) for u in _each(unresolved, list)],
             unused_noqa=[_typed(u, _NOQA_TYPES) for u in _each(unused, list)],
+            unused_ignored=[_typed(u, _IGNORED_TYPES) for u in _each(ignored, list)],
         )
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
         raise BadEntry(str(error)) from None
@@ -219,6 +220,7 @@ _PAIR = ((str,), (str,))
 _FRAME_TYPES = ((str,), (str,), (int,))
 _UNRESOLVED_TYPES = ((str,), (int,), (str,), (str,), (str,))
 _NOQA_TYPES = ((str,), (int,))
+_IGNORED_TYPES = ((str,), (int,), (str,))
 _BODY_TYPES = ((int,), (int,), (int,), (bool,), (str,), (str,))
 _IMPORT_TYPES = ((int,), (str, type(None)), (str, type(None)))
 
