@@ -437,3 +437,16 @@ def test_every_changed_file_passes_vllms_ruff_format_and_check(
     finally:
         for root in (out, original):
             (root / "ruff.toml").unlink()
+
+
+def test_what_the_init_builds_from_the_flag_is_the_trees(trees: dict[str, Path], message: str) -> None:
+    built = re.findall(r"`(\w+)\.__init__` builds `(\w+)\((\w+)=self\.use_sequence_parallel\)`", message)
+    assert built, message
+    tree = ast.parse((trees["original"] / V32).read_text())
+    for cls_name, callee, keyword in built:
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name)
+        init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        assert any(isinstance(c, ast.Call) and ast.unparse(c.func) == callee
+                   and any(k.arg == keyword and ast.unparse(k.value) == "self.use_sequence_parallel"
+                           for k in c.keywords)
+                   for c in ast.walk(init)), (cls_name, callee)

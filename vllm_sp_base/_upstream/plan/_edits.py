@@ -24,6 +24,8 @@ class Default:
     line: int
     flags: tuple[str, ...]
     why: str
+    # What its ``__init__`` builds from the flag: "`DeepseekV2MLP(is_sequence_parallel=...)`".
+    builds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

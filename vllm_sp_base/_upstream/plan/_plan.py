@@ -10,6 +10,7 @@ resolves into the installed one. Nothing is imported or executed.
 
 from __future__ import annotations
 
+import ast
 import os
 from typing import Final
 
@@ -84,7 +85,9 @@ def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = Fa
         cls = analysis.info(ref)
         assert cls is not None
         why = needed.get(ref, "reads a flag outside __init__ (--all-readers)")
-        plan.file(_relpath_of(analysis, ref)).defaults[ref.name] = Default(cls.line, tuple(sorted(flags)), why)
+        builds = _built_from(analysis, ref, flags)
+        plan.file(_relpath_of(analysis, ref)).defaults[ref.name] = Default(
+            cls.line, tuple(sorted(flags)), why, builds)
     if remove_redundant:
         for ref, found in redundant_assignments(analysis, classes, targets).items():
             plan.file(_relpath_of(analysis, ref)).redundant += found
@@ -128,6 +131,23 @@ def _kind(analysis: Analysis, ref: ClassRef, flags: set[str], targets: dict[Clas
     given = {flag for entry in analysis.project.mro(ref) if isinstance(entry, ClassRef)
              for flag in targets.get(entry, ())}
     return "given" if flags <= given | _provided(analysis, ref) else "init"
+
+
+def _built_from(analysis: Analysis, ref: ClassRef, flags: set[str]) -> tuple[str, ...]:
+    """The calls ``ref.__init__`` passes a flag to (``DeepseekV2MLP(is_sequence_parallel=
+    self.use_sequence_parallel)``): the modules it configures for sequence parallelism."""
+    tree = analysis.tree(analysis.path_of(ref))
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == ref.name), None)
+    init = next((n for n in (cls.body if cls else []) if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
+                None)
+    found: list[str] = []
+    for call in (n for n in ast.walk(init) if isinstance(n, ast.Call)) if init else ():
+        for keyword in call.keywords:
+            value = keyword.value
+            if (isinstance(value, ast.Attribute) and value.attr in flags and isinstance(value.value, ast.Name)
+                    and value.value.id == "self" and keyword.arg):
+                found.append(f"{ast.unparse(call.func)}({keyword.arg}=self.{value.attr})")
+    return tuple(dict.fromkeys(found))
 
 
 def _relpath_of(analysis: Analysis, ref: ClassRef) -> str:

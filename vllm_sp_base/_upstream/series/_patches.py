@@ -228,11 +228,12 @@ def _details(result: Upstream) -> str:
          f"the flag. So each of the {len(classes)} gets one annotated line, "
          f"`{flagged[0]}: bool = False`, for the flag it reads; a shared mixin or interface would "
          f"add a module for {len(classes)} class{'es' if len(classes) != 1 else ''}."),
-        ("Why `False`: `__init__` is also where the sequence-parallel modules are configured "
-         "(`DeepseekV32DecoderLayer.__init__` passes `is_sequence_parallel=self.use_sequence_parallel` "
-         "to its MLP), so a subclass that skips it and builds its own modules has built the ones "
-         "for the path without sequence parallelism. A subclass that does shard its hidden states "
-         "still sets the flag in its own `__init__`, and the instance value wins."),
+        ("Why `False`: a subclass that skips the `__init__` also skips what it configures "
+         "from the flag" + (" (" + "; ".join(f"`{cls}.__init__` builds `{b}`" for cls, d in classes
+                                            for b in d.builds) + ")" if any(d.builds for _, d in classes) else "")
+         + ", and builds its own modules: the path without sequence parallelism is the one that "
+         "matches them. A subclass that does shard its hidden states still sets the flag in its own "
+         "`__init__`, and the instance value wins."),
         ("The `self.use_sequence_parallel = False` lines #52172 added to the Dots3 NOTE classes "
          "stay: they state that model's choice, and this change does not depend on removing them."),
     ]
