@@ -198,3 +198,26 @@ def test_a_misspelt_ignore_is_said_with_the_attribute_it_may_mean(
     assert said == ["unused ignore: vllm-sp-base: ignore[use_sequnce_parallel] hides no finding of this "
                     "class; did you mean use_sequence_parallel?"] * 2
     assert code == 1
+
+
+def test_findings_with_one_cause_are_one_block_under_the_class_that_skips(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # vLLM 0.33.0: Qwen3_5ForConditionalGeneration skips an __init__, and three
+    # subclasses that inherit its __init__ fail on the same read: one fix, one block.
+    (tmp_path / "m.py").write_text(
+        "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.method = 'x'\n\n    def forward(self):\n"
+        "        return self.method\n\n\nclass Mid(Base):\n    def __init__(self):\n"
+        "        nn.Module.__init__(self)\n\n\nclass A(Mid):\n    pass\n\n\nclass B(Mid):\n    pass\n\n\n"
+        "class C(Mid):\n    def helper(self):\n        return 1\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(capsys, ".")
+    headers = [line for line in out.splitlines() if not line.startswith(" ")]
+    # Mid is only a base (never built alone): the block is under the first class it reaches.
+    assert code == 1 and len(headers) == 1 and headers[0].endswith("A skips Base.__init__ (m.py), via Mid"), out
+    assert "  the same in 2 subclasses, one cause: B (m.py:22), C (m.py:26)" in out
+    assert out.count("  fix: ") == 1
+    # The other formats still say each class's finding.
+    code, out, _ = _run(capsys, "--format", "concise", ".")
+    assert len(out.splitlines()) == 3

@@ -92,19 +92,28 @@ def plain_value(finding: Finding) -> bool:
 
 def grouped(result: AuditResult, colour: bool = False) -> str:
     """One header a class and skipped ``__init__``, one line an attribute;
-    classes with an error first."""
+    classes with an error first. Classes whose findings have one root cause
+    (the same class skips the same ``__init__``, and the same reads fail)
+    are one block, under the class that skips: one fix serves them all."""
     paint = _Paint(colour)
     groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
     for finding in result.findings:
         groups[(finding.class_name, finding.skipped_init)].append(finding)
 
-    def rank(key: tuple[str, str]) -> tuple[int, str, int]:
+    def rank(key: tuple[str, str]) -> tuple[int, bool, str, int]:
         found = groups[key]
-        return (min(_SEVERITY_ORDER[f.severity] for f in found), found[0].path, found[0].line)
+        return (min(_SEVERITY_ORDER[f.severity] for f in found), found[0].skipped_by != key[0],
+                found[0].path, found[0].line)
 
-    lines: list[str] = []
+    causes: dict[tuple[object, ...], list[tuple[str, str]]] = defaultdict(list)
     for key in sorted(groups, key=rank):
-        found = sorted(groups[key], key=lambda f: (_SEVERITY_ORDER[f.severity], f.attribute))
+        found = groups[key]
+        cause = (found[0].skipped_by, key[1],
+                 tuple(sorted((f.attribute, f.severity, f.read_path, f.read_line) for f in found)))
+        causes[cause].append(key)
+    lines: list[str] = []
+    for keys in causes.values():
+        found = sorted(groups[keys[0]], key=lambda f: (_SEVERITY_ORDER[f.severity], f.attribute))
         first = found[0]
         via = "" if first.skipped_by == first.class_name else f", via {_short(first.skipped_by)}"
         lines.append(paint("bold", f"{display(first.path)}:{first.line}:{first.col}: "
@@ -116,6 +125,10 @@ def grouped(result: AuditResult, colour: bool = False) -> str:
             where = f"{_short(owner)}.{method} at {display(f.read_path)}:{f.read_line}"
             lines.append(f"  {paint(f.severity, f'{f.severity:<7}')} {f'self.{f.attribute}':<{width}} "
                          f"{where} ({_route(f)})")
+        if len(keys) > 1:
+            also = [groups[k][0] for k in keys[1:]]
+            lines.append(f"  the same in {plural(len(also), 'subclass', 'subclasses')}, one cause: "
+                         + ", ".join(f"{_short(f.class_name)} ({display(f.path)}:{f.line})" for f in also))
         lines.append(paint("dim", f"  fix: {fix_hint(found)}"))
         lines.extend(paint("dim", f"  {said}") for said in _fix_lines(result, found))
     return "\n".join(lines)
