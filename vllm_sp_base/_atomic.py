@@ -10,7 +10,8 @@ A target is replaced only if it still holds the bytes the caller read
 compared, replaced, and compared again through that link, since a writer
 that appended in between wrote to the old file; if either comparison
 differs, the old file goes back in place and the path is returned as left
-alone. No byte another process wrote is lost, whenever it wrote.
+alone. No byte another process wrote is lost while the write runs to its end
+(a kill between the move and the second comparison is the one gap).
 
 The next ``--write`` run first calls ``finish_interrupted``: with a journal,
 it makes the moves still to make (the tree ends rewritten); without one, it
@@ -150,6 +151,7 @@ def finish_interrupted(root: str, directories: Iterable[str] = ()) -> list[str]:
     except (OSError, ValueError) as error:
         raise JournalError(f"{journal}: cannot read the journal of an interrupted write: {error}") from None
     moved: list[str] = []
+    moves: list[tuple[str, str]] = []
     if recorded is not None:
         moves = _moves(recorded, journal)
         moved = [path for staging, path in moves if os.path.exists(staging)]
@@ -159,7 +161,7 @@ def finish_interrupted(root: str, directories: Iterable[str] = ()) -> list[str]:
     if os.path.lexists(journal + ".tmp"):
         with contextlib.suppress(FileNotFoundError):
             os.remove(journal + ".tmp")
-    for directory in {*directories, *(os.path.dirname(p) for p in moved)}:
+    for directory in {*directories, *(os.path.dirname(path) for _, path in moves)}:
         with contextlib.suppress(OSError):
             for name in os.listdir(directory):
                 if name.startswith(".") and name.endswith(STAGED):

@@ -67,7 +67,7 @@ def _write_in_child(root: Path, changes: list[_build.FileChange], at: int) -> li
 def _leftovers(root: Path) -> list[str]:
     return sorted(
         str(p.relative_to(root)) for p in root.rglob("*")
-        if p.name.endswith(_atomic.STAGED) or p.name.startswith(_atomic.JOURNAL)
+        if p.name.endswith((_atomic.STAGED, _atomic.OLD)) or p.name.startswith(_atomic.JOURNAL)
     )
 
 

@@ -198,8 +198,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{_PROG}: {path}: {reason}", file=sys.stderr)
     if patches and args.out:
         print(f"{_PROG}: before opening the PR, run AGENTS.md's duplicate-work checks "
-              "(gh pr list --repo vllm-project/vllm ...) and review every line; apply with "
-              "git am --keep-non-patch to keep the [Model] tag", file=sys.stderr)
+              "(gh pr list --repo vllm-project/vllm ...) and vLLM's /pr-checklist skill, and review "
+              "every line; apply with git am --keep-non-patch to keep the [Model] tag", file=sys.stderr)
     mboxes = {
         _patches.file_name(number, patch.title): _patches.mbox(patch, number, len(patches), author or "")
         for number, patch in enumerate(patches, 1)

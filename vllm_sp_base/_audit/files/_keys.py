@@ -73,6 +73,17 @@ def read_with_stat(path: str) -> tuple[bytes, StatKey]:
     return data, (found.st_size, found.st_mtime_ns, found.st_ino, found.st_ctime_ns)
 
 
+def python_text(data: bytes) -> tuple[str, str]:
+    """A Python file's text as Python reads it (a BOM, a coding declaration),
+    and that encoding; newlines as they are. Raises UnicodeError, LookupError
+    or SyntaxError (a declaration Python refuses) where Python could not read it."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
 def code_key(data: bytes, digest: bytes | None = None) -> bytes | None:
     """What the audit can read in a file, blind to comments but suppressions:
     two versions with one code key give one result (see ``lexer/digest.c``).

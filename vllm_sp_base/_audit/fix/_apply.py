@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from vllm_sp_base._audit.files._keys import python_text
 from vllm_sp_base._audit.fix._edit import Edit, Fix
 from vllm_sp_base._audit.report._finding import AuditResult, Finding, display_path
 
@@ -27,15 +28,6 @@ class Rendered:
         """The new text of ``path`` in the file's own encoding (a BOM kept)."""
         return self.texts[path][1].encode(self.encodings[path])
 
-
-def _decoded(raw: bytes) -> tuple[str, str]:
-    """The text of a Python file as Python reads it (a BOM, a coding
-    declaration), and that encoding; newlines as they are."""
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    return raw.decode(encoding), encoding
 
 
 def within(paths: Sequence[str]) -> Callable[[str], bool]:
@@ -79,7 +71,7 @@ def render_fixes(fixes: dict[Finding, Fix], unsafe: bool) -> Rendered:
         try:
             with open(path, "rb") as handle:
                 raw = handle.read()
-            before, encoding = _decoded(raw)
+            before, encoding = python_text(raw)
             after = render(before, edits)
             compile(after, path, "exec", dont_inherit=True)
             after.encode(encoding)

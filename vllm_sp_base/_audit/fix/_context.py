@@ -11,6 +11,7 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from vllm_sp_base._audit.files._keys import python_text
 from vllm_sp_base._audit.fix._names import (
     BUILTIN_NAMES,
     PURE_BUILTINS,
@@ -64,8 +65,8 @@ def load(path: str, module: str) -> Source | str:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
-            _SOURCES[key] = Source(path, data.decode("utf-8"), module)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
+            _SOURCES[key] = Source(path, python_text(data)[0].removeprefix("\ufeff"), module)
+        except (OSError, UnicodeError, LookupError, SyntaxError, ValueError) as error:
             _SOURCES[key] = f"{path}: cannot read it for a fix ({error})"
     return _SOURCES[key]
 

@@ -45,7 +45,7 @@ def {TEST_NAME}(
     monkeypatch, dist_init
 ):
     """A subclass that skips the parent's __init__ takes the path without
-    sequence parallelism instead of raising AttributeError (#52172)."""
+    sequence parallelism instead of raising AttributeError."""
     # The collectives shard visibly, so the sequence-parallel path would change
     # the token counts asserted below.
     _mock_sequence_parallel_collectives(monkeypatch, {_MODULE})

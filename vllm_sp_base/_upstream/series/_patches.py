@@ -191,8 +191,6 @@ def _validation(result: Upstream, evidence: Evidence) -> str:
                 f"passed ({', '.join(passed)})")
         if hooks.failed():
             text += f"; failed: {', '.join(hooks.failed())}"
-        if hooks.no_files:
-            text += f"; {len(hooks.no_files)} had no file to check"
         text += "; no file was modified." if not hooks.modified else (
             f"; modified: {', '.join(hooks.modified)}.")
         parts.append(_prose(text))
@@ -221,19 +219,22 @@ def _details(result: Upstream) -> str:
         (f"Why class attributes: in this tree {len(readers)} classes read `self.use_sequence_parallel` "
          f"or `self.use_sequence_parallel_moe` in a method other than `__init__` ({per_flag}). "
          f"{kinds['class-level']} already define what they read at class level (a class attribute "
-         f"or a property). {len(classes)} {'has' if len(classes) == 1 else 'have'} a subclass whose "
-         f"own `__init__` skips theirs (below), in {len(files)} file{'s' if len(files) != 1 else ''}"
+         f"or a property). Of the other {len(readers) - kinds['class-level']}, {len(classes)} "
+         f"{'has' if len(classes) == 1 else 'have'} a subclass whose own `__init__` skips theirs "
+         f"(below), in {len(files)} file{'s' if len(files) != 1 else ''}"
          + (f", and {inherit} more inherit from {'it' if len(classes) == 1 else 'them'}" if inherit else "")
          + f". For the other {kinds['init']}, no subclass in the tree skips the `__init__` that sets "
          f"the flag. So each of the {len(classes)} gets one annotated line, "
          f"`{flagged[0]}: bool = False`, for the flag it reads; a shared mixin or interface would "
          f"add a module for {len(classes)} class{'es' if len(classes) != 1 else ''}."),
-        ("Why `False`: a subclass that skips the `__init__` also skips what it configures "
-         "from the flag" + (" (" + "; ".join(f"`{cls}.__init__` builds `{b}`" for cls, d in classes
-                                            for b in d.builds) + ")" if any(d.builds for _, d in classes) else "")
-         + ", and builds its own modules: the path without sequence parallelism is the one that "
-         "matches them. A subclass that does shard its hidden states still sets the flag in its own "
-         "`__init__`, and the instance value wins."),
+        ("Why `False`: a subclass that skips the `__init__` also skips what it configures from "
+         "the flag" + (" (" + "; ".join(f"`{cls}.__init__` builds `{b}`" for cls, d in classes
+                                       for b in d.builds) + ")" if any(d.builds for _, d in classes) else "")
+         + " and builds its own modules with their defaults, which is the path without sequence "
+         "parallelism. The trade-off: a subclass that builds sequence-parallel modules itself (an "
+         "MLP with `is_sequence_parallel=True`) and forgets the flag would, with TP > 1, compute a "
+         "wrong result where it raises `AttributeError` today. No class in this tree passes "
+         "`is_sequence_parallel=True`."),
         ("The `self.use_sequence_parallel = False` lines #52172 added to the Dots3 NOTE classes "
          "stay: they state that model's choice, and this change does not depend on removing them."),
     ]
@@ -244,25 +245,22 @@ def _details(result: Upstream) -> str:
         text += "\n" + _prose("The `= False` lines the defaults make redundant, removed:") + "\n" + _bullets(removed)
     gates = result.gates
     if gates:
-        same = [g for g in gates if g.rederives]
-        own = [g for g in gates if not g.rederives]
+        same = sum(g.rederives for g in gates)
         text += "\n" + _prose(
-            f"This change leaves the {len(gates)} hand-written sequence-parallel gates of the tree "
-            f"(a `pipeline_parallel_size == 1` in a sequence-parallel condition) as they are: "
-            f"{len(same)} re-derive `use_sequence_parallel_moe and pipeline_parallel_size == 1`, "
-            f"{len(own)} spell out conditions of their own. Folding them into one property would "
-            "be a refactor of its own, which this fix does not need."
-        ) + "\n<details>\n<summary>The " + str(len(gates)) + " gates</summary>\n\n" + _bullets(
-            [g.describe() + (": re-derives" if g.rederives else ": " + ", ".join(g.conditions))
-             for g in gates]) + "\n</details>\n"
+            f"Not changed: the tree's {len(gates)} hand-written sequence-parallel gates (a "
+            f"`pipeline_parallel_size == 1` in a sequence-parallel condition; {same} re-derive "
+            f"`use_sequence_parallel_moe and pipeline_parallel_size == 1`, {len(gates) - same} spell "
+            "out conditions of their own). This fix does not need them folded into one property."
+        )
     text += "\n" + _prose(
         "Not a duplicate of #52172: that PR set the flag in the Dots3 NOTE subclasses; this "
         "gives their parents the default, so the next subclass written the same way does not "
         "crash at KV-cache profiling.",
         "AI assistance was used: this change and its description were generated by "
         f"vllm-sp-base {__version__}, a codemod developed with AI assistance, from this tree's "
-        "source, and the commands under Validation were run by it; the submitter reviews every "
-        "changed line and runs them before opening the PR.",
+        "source, and the commands under Validation were run by it. The unticked boxes below, the "
+        "`/pr-checklist` skill included, are the submitter's, with a review of every changed line "
+        "(AGENTS.md).",
     )
     return text
 
