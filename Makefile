@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/plugin_cost.py
 	$(BIN)/python bench/compile_recompiles.py
 	$(BIN)/python bench/audit_speed.py
+	$(BIN)/python bench/deep_chain.py
 
 # The upstream series on vLLM 0.30.0-0.33.0 (source distributions, downloaded once and cached).
 releases: $(STAMP)

@@ -216,3 +216,23 @@ def test_an_init_run_in_each_arm_sets_what_it_sets_in_both_modes(tmp_path: Path)
     for parse_all in (False, True):
         result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
         assert result.findings == [], parse_all
+
+
+def test_a_chain_that_runs_every_init_is_not_simulated_in_either_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # torch's Module.__init__ runs super().__init__() only under a test; what it
+    # would skip is object.__init__, which sets nothing. A deep chain of
+    # modules that all call super().__init__() needs no construction walk:
+    # --parse-all had one per class, quadratic in the depth (#34 item 6).
+    from vllm_sp_base._audit.rule import _rule
+
+    (tmp_path / "m.py").write_text("from torch import nn\n\n\n" + "".join(
+        f"class C{i}({f'C{i - 1}' if i else 'nn.Module'}):\n    def __init__(self):\n"
+        f"        super().__init__()\n        self.a{i % 3} = {i}\n\n\n" for i in range(60)))
+    walked: list[object] = []
+    real = _rule.construct
+    monkeypatch.setattr(_rule, "construct", lambda model: walked.append(model) or real(model))
+    for parse_all in (False, True):
+        assert audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all).findings == []
+    assert walked == []

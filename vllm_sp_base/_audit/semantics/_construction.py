@@ -388,9 +388,14 @@ def may_skip_an_init(model: ClassModel) -> bool:
             continue
         ran.add(index)
         for call in method.init_calls:
-            if call.conditional and call.condition is not None and not call.caught:
-                return True  # may run only under its test
-            todo.append(model.target(index, call))  # type: ignore[arg-type]
+            target = model.target(index, call)
+            # ``super().__init__()`` past the last class that defines one (torch's
+            # ``if self.call_super_init: super().__init__()``) runs ``object.__init__``:
+            # skipping it leaves nothing unset.
+            nothing_past = target is None and call.kind in ("super", "self")
+            if not nothing_past and call.conditional and call.condition is not None and not call.caught:
+                return True  # an __init__ that may run only under its test
+            todo.append(target)  # type: ignore[arg-type]
         todo = [t for t in todo if t is not None]
     return any(
         info is not None and "__init__" in info.methods and index not in ran
