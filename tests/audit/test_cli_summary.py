@@ -221,3 +221,32 @@ def test_findings_with_one_cause_are_one_block_under_the_class_that_skips(
     # The other formats still say each class's finding.
     code, out, _ = _run(capsys, "--format", "concise", ".")
     assert len(out.splitlines()) == 3
+
+
+def test_an_ignore_on_a_line_the_rule_does_not_read_says_where_it_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Put next to the related line in the __init__ body, the natural spot: the
+    # name is right, the place is not; a "did you mean" naming itself misleads.
+    (tmp_path / "m.py").write_text(
+        "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self, cfg):\n"
+        "        super().__init__()\n        self.hidden_size = cfg.h\n\n    def forward(self, x):\n"
+        "        return self.hidden_size\n\n\nclass Child(Base):\n    def __init__(self, cfg):\n"
+        "        nn.Module.__init__(self)\n        self.other = 1  # vllm-sp-base: ignore[hidden_size]\n")
+    code, _, err = _run(capsys, "--format", "concise", str(tmp_path))
+    (said,) = [line for line in err.splitlines() if "unused ignore" in line]
+    assert "counts only on a `class` header's lines or its `def __init__` line" in said
+    assert "did you mean" not in said and code == 1
+
+
+def test_an_ignore_on_a_class_not_checked_past_an_unresolved_base_is_not_unused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The shipped workflow audits without vLLM installed: the class is not
+    # checked there, so the ignore it needs where vLLM is installed is kept.
+    (tmp_path / "m.py").write_text(
+        "from not_installed_pkg.models import DeepseekV2Model\nfrom torch import nn\n\n\n"
+        "class Plus(DeepseekV2Model):\n    def __init__(self, cfg):  # vllm-sp-base: ignore[hidden_size]\n"
+        "        nn.Module.__init__(self)\n")
+    code, _, err = _run(capsys, "--fail-on", "noqa", str(tmp_path))
+    assert "unused" not in err and code == 0, err

@@ -27,7 +27,7 @@ from vllm_sp_base._audit.files._keys import (
     read_with_stat,
     stat_key,
 )
-from vllm_sp_base._audit.report._finding import AuditResult
+from vllm_sp_base._audit.report._finding import AuditResult, Unresolved
 from vllm_sp_base._audit.sources._cache import Cache
 
 if TYPE_CHECKING:
@@ -306,7 +306,8 @@ def _check(
     result.findings.sort(key=lambda f: (f.path, f.line, f.attribute))
     result.only_bases.sort()  # which process checked which file is decided at run time
     result.unresolved.sort(key=lambda u: (u.path, u.line, u.base))
-    result.unused_noqa, result.unused_ignored = _unused_noqa(discovered, sources, used, ignores_used)
+    unchecked = _unchecked_lines(sources, result.unresolved)
+    result.unused_noqa, result.unused_ignored = _unused_noqa(discovered, sources, used, ignores_used, unchecked)
     result.lap("candidates, their MROs, the rule", start)
     return modules if agree else None
 
@@ -319,8 +320,36 @@ def _suppression_marks() -> tuple[bytes, ...]:
     return (SkippedInitRead.CODE.encode(), MARKER)
 
 
+def _unchecked_lines(sources: Sources, unresolved: list[Unresolved]) -> set[tuple[str, int]]:
+    """The lines an ignore comment counts on (the ``class`` header, the
+    ``def __init__`` line) of each class not checked past an unresolved base:
+    an ignore there hides what a run that resolves the base finds, so it is
+    not unused in this one."""
+    import ast
+
+    found: set[tuple[str, int]] = set()
+    by_path: dict[str, set[int]] = {}
+    for u in unresolved:
+        by_path.setdefault(u.path, set()).add(u.line)
+    for path, lines in by_path.items():
+        text = sources.texts.get(path)
+        try:
+            tree = ast.parse(text) if text is not None else None
+        except (SyntaxError, ValueError):
+            continue
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)) if tree else ():
+            if cls.lineno not in lines or not cls.body:
+                continue
+            found.update((path, n) for n in range(cls.lineno, cls.body[0].lineno))
+            for item in cls.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__" and item.body:
+                    found.update((path, n) for n in range(item.lineno, item.body[0].lineno))
+    return found
+
+
 def _unused_noqa(
-    discovered: Discovered, sources: Sources, used: set[tuple[str, int]], ignores_used: set[tuple[str, int, str]]
+    discovered: Discovered, sources: Sources, used: set[tuple[str, int]], ignores_used: set[tuple[str, int, str]],
+    unchecked: frozenset[tuple[str, int]] | set[tuple[str, int]] = frozenset(),
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int, str]]]:
     """Lines of the audited files whose ``# noqa`` names SPB001 (or one of its
     attributes) and suppressed nothing: a class header or ``__init__`` line of a
@@ -341,6 +370,8 @@ def _unused_noqa(
         for number, line in enumerate(text.splitlines(), 1):
             names = ignore_comment(line) if MARKER in line else None
             hid = {attr for p, n, attr in ignores_used if (p, n) == (path, number)}
+            if names and (path, number) in unchecked:
+                continue
             if names and set(names) - hid:  # ``# vllm-sp-base: ignore[attr]`` (_suppress)
                 unused.append((path, number))
                 names_unused += [(path, number, name) for name in names if name not in hid]

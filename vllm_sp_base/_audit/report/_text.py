@@ -29,6 +29,9 @@ def unused_suppression(result: AuditResult, path: str, number: int) -> str:
     if not names:
         return UNUSED_NOQA
     reported = sorted({f.attribute for f in result.findings if f.path == path})
+    if set(names) & set(reported):  # the right name, on a line the rule does not read
+        return (f"unused ignore: vllm-sp-base: ignore[{', '.join(names)}] counts only on a "
+                "`class` header's lines or its `def __init__` line, of the class whose finding it hides")
     guesses = [m for name in names for m in difflib.get_close_matches(name, reported, n=1, cutoff=0.7)]
     near = f"; did you mean {', '.join(guesses)}?" if guesses else ""
     return (f"unused ignore: vllm-sp-base: ignore[{', '.join(names)}] hides no finding of this "
