@@ -169,7 +169,7 @@ def test_many_unresolved_bases_are_one_line_unless_asked_and_silent_under_q_unle
     said = [line for line in err.splitlines() if "unresolved base" in line]
     assert code == 1 and said == [
         "vllm-sp-base audit: unresolved base Base0: module missing_pkg0 not found; and 11 more "
-        "unresolved bases hiding 11 classes (--show-unresolved lists them)"]
+        "unresolved bases (12 classes not checked in all; --show-unresolved lists them)"]
     code, _, err = _run(capsys, "--show-unresolved", str(tmp_path))
     assert code == 1 and sum("unresolved base" in line for line in err.splitlines()) == 12
     code, out, err = _run(capsys, "-q", "--fail-on", "error", str(tmp_path))

@@ -252,10 +252,10 @@ def unresolved_lines(unresolved: Iterable[Unresolved], every: bool = True) -> li
     if every or len(lines) < 2:
         return lines
     rest = sorted(by_base.items())[1:]
-    hidden = sum(len(found) for _, found in rest)
+    classes = len({u.class_name for found in by_base.values() for u in found})
     first = lines[0].split("; not checked past it: ")[0]
-    summary = (f"{first}; and {plural(len(rest), 'more unresolved base')} hiding "
-               f"{plural(hidden, 'class', 'classes')} (--show-unresolved lists them)")
+    summary = (f"{first}; and {plural(len(rest), 'more unresolved base')} "
+               f"({plural(classes, 'class', 'classes')} not checked in all; --show-unresolved lists them)")
     return [summary]
 
 
