@@ -21,8 +21,9 @@ _PROG = "vllm-sp-base upstream"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--vllm-src", metavar="DIR",
-        help="a vLLM source tree: the folder holding vllm/, or vllm/ itself "
-             "(default, for a dry run or --out only: the installed vLLM; --write needs it)",
+        help="a vLLM checkout or source distribution: the folder holding vllm/, or vllm/ "
+             "itself (default, for a dry run only: the installed vLLM, which has no tests/; "
+             "--out and --write need it)",
     )
     parser.add_argument("--write", action="store_true", help="rewrite the tree in place")
     parser.add_argument("--out", metavar="DIR",
