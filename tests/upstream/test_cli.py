@@ -394,3 +394,30 @@ def test_a_default_goes_where_a_subclass_skips_the_init_that_sets_the_flag(tmp_p
     wide = analyse(root, all_readers=True).edits["vllm/models/other.py"]
     assert sorted(wide.defaults) == ["Chained", "Skipped"]
     assert wide.defaults["Chained"].why == "reads a flag outside __init__ (--all-readers)"
+
+
+def test_the_ci_step_is_read_as_buildkite_reads_its_dependencies(tmp_path: Path) -> None:
+    from vllm_sp_base._upstream.checks._buildkite import find_steps
+
+    pipeline = tmp_path / ".buildkite" / "test_areas"
+    pipeline.mkdir(parents=True)
+    (pipeline / "models.yaml").write_text(textwrap.dedent("""\
+        steps:
+        - label: Covers
+          key: covers
+          source_file_dependencies: [vllm/, "!vllm/distributed/"]
+          commands: [pytest -v -s models/deepseek_v32]
+        - label: Excludes
+          key: excludes
+          source_file_dependencies: [vllm/, "!vllm/models/"]
+          commands: ["pytest -v -s models/deepseek_v32/test_sequence_parallel.py::test_x"]
+        - label: Elsewhere
+          key: elsewhere
+          source_file_dependencies: [vllm/]
+          commands: [pytest -v -s models/other_test.py]
+    """))
+    wiring = find_steps(str(tmp_path), TEST, [V32])
+    assert [(s.key, s.uncovered, s.entries) for s in wiring.steps] == [
+        ("covers", (), ("vllm/",)), ("excludes", (V32,), ())]
+    assert [s.key for s in wiring.covering()] == ["covers"]
+    assert find_steps(str(tmp_path / "none"), TEST, [V32]).steps == []

@@ -28,8 +28,7 @@ class Step:
 @dataclass
 class Wiring:
     steps: list[Step] = field(default_factory=list)  # the steps that run the test
-    read: bool = False  # whether the tree had a pipeline to read at all
-    problem: str | None = None  # why the pipeline could not be read
+    problem: str | None = None  # why the pipeline (or a file of it) could not be read
 
     def covering(self) -> list[Step]:
         return [step for step in self.steps if not step.uncovered]
@@ -72,13 +71,13 @@ def find_steps(root: str, test_path: str, sources: list[str]) -> Wiring:
     """The steps of ``root``'s pipeline running ``test_path`` (under ``tests/``),
     each with the ``sources`` its dependencies leave uncovered."""
     pipelines = sorted(glob.glob(os.path.join(root, ".buildkite", "test_areas", "*.yaml")))
-    wiring = Wiring(read=bool(pipelines))
+    wiring = Wiring()
     if not pipelines:
         return wiring
     try:
         import yaml
     except ImportError:
-        wiring.read, wiring.problem = False, "PyYAML is not installed (pip install './[upstream]')"
+        wiring.problem = "PyYAML is not installed (pip install './[upstream]')"
         return wiring
     test = test_path.removeprefix("tests/")
     for path in pipelines:

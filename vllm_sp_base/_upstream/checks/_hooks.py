@@ -26,13 +26,9 @@ class HookRun:
     no_files: set[str] = field(default_factory=set)  # hooks skipped for having no file to check
     modified: list[str] = field(default_factory=list)  # files a hook changed
     problem: str | None = None  # why the hooks could not be run
-    tail: str = ""
 
     def failed(self) -> list[str]:
         return [hook for hook, status in self.outcomes.items() if status == "Failed"]
-
-    def passed(self) -> list[str]:
-        return [hook for hook, status in self.outcomes.items() if status == "Passed"]
 
 
 def outcomes(output: str) -> tuple[dict[str, str], set[str]]:
@@ -100,7 +96,6 @@ def run_hooks(root: str, patches: list[str], changed: list[str], config: str | N
         run.outcomes, run.no_files = outcomes(ran.stdout)
         status = _git(repo, "status", "--porcelain").stdout.splitlines()
         run.modified = [line[3:] for line in status if line.strip()]
-        run.tail = "\n".join((ran.stdout + ran.stderr).splitlines()[-20:])
         if not run.outcomes:
             run.problem = f"pre-commit ran no hook (exit {ran.returncode})"
     return run

@@ -28,7 +28,6 @@ _COPIED: Final = ("vllm", "tests", "pyproject.toml")
 class Outcome:
     counts: str  # pytest's closing counts: "1 passed", "1 failed"
     failure: str | None  # the first ``E`` line of a failure, as pytest printed it
-    tail: str  # the last lines of the output, for a run that went wrong
 
     @property
     def passed(self) -> bool:
@@ -51,7 +50,7 @@ def _outcome(done: subprocess.CompletedProcess[str]) -> Outcome:
     found = _SUMMARY.findall(output)
     counts = found[-1].rstrip(", ") if found else f"no summary (exit {done.returncode})"
     failure = next((line.strip() for line in output.splitlines() if line.startswith("E ")), None)
-    return Outcome(counts, failure, "\n".join(output.splitlines()[-15:]))
+    return Outcome(counts, failure)
 
 
 def _copy(root: str, scratch: str) -> None:
@@ -97,7 +96,7 @@ def run_test(root: str, node: str, tests: Iterable[tuple[str, str]], sources: It
                 done = subprocess.run(argv, cwd=scratch, env=env, capture_output=True, text=True,
                                       timeout=timeout, check=False)
             except subprocess.TimeoutExpired:
-                return Outcome(f"timed out after {timeout:.0f} s", None, "")
+                return Outcome(f"timed out after {timeout:.0f} s", None)
             return _outcome(done)
 
         _write_over(scratch, tests)

@@ -174,6 +174,8 @@ def _validation(result: Upstream, evidence: Evidence) -> str:
         parts.append(_prose(f"CI: `{TEST_PATH}` is run by {step.describe()}, but its "
                             "`source_file_dependencies` do not cover "
                             + _and([f"`{s}`" for s in step.uncovered]) + "."))
+    elif wiring is not None and wiring.problem:
+        parts.append(_prose(f"CI: the Buildkite pipeline could not be read ({wiring.problem})."))
     else:
         parts.append(_prose(f"CI: no Buildkite step of this tree was found to run `{TEST_PATH}`."))
     hooks = evidence.hooks
