@@ -182,8 +182,9 @@ def run(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{result.counts[kind]} {label}" for kind, label in _build.COUNTED.items())
     print(f"{len(result.files)} file(s), +{added} -{removed} lines: {counts}")
     for gate in result.gates:
+        kind = "re-derives the SP-MoE gate without PP" if gate.rederives else "its own conditions"
         print(f"{gate.path}:{gate.line}: left as is: a hand-written sequence-parallel gate "
-              f"({'re-derives the SP-MoE gate without PP' if gate.rederives else 'its own conditions'})")
+              f"({gate.where}: {gate.decides}; {kind})")
     if args.run_hooks and patches and not result.missing and not result.unmade:
         from vllm_sp_base._upstream.checks._hooks import run_hooks
 

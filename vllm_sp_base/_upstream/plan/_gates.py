@@ -27,9 +27,6 @@ class Gate:
     conditions: tuple[str, ...]  # each operand as written, less the config's receiver
     rederives: bool  # exactly <moe gate> and <pp> == 1, with layer-local conditions
 
-    def describe(self) -> str:
-        return f"{self.path}:{self.line} ({self.where}: {self.decides})"
-
 
 def _pipeline_receiver(node: ast.expr) -> str | None:
     """``X`` of ``X.pipeline_parallel_size == 1``, as written."""
