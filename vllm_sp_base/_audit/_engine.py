@@ -349,7 +349,7 @@ def _unchecked_lines(sources: Sources, unresolved: list[Unresolved]) -> set[tupl
 
 def _unused_noqa(
     discovered: Discovered, sources: Sources, used: set[tuple[str, int]], ignores_used: set[tuple[str, int, str]],
-    unchecked: frozenset[tuple[str, int]] | set[tuple[str, int]] = frozenset(),
+    unchecked: set[tuple[str, int]],
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int, str]]]:
     """Lines of the audited files whose ``# noqa`` names SPB001 (or one of its
     attributes) and suppressed nothing: a class header or ``__init__`` line of a
@@ -363,15 +363,18 @@ def _unused_noqa(
     code = SkippedInitRead.CODE
     unused: list[tuple[str, int]] = []
     names_unused: list[tuple[str, int, str]] = []
+    hid_at: dict[tuple[str, int], set[str]] = {}
+    for path, number, attr in ignores_used:
+        hid_at.setdefault((path, number), set()).add(attr)
     for path in discovered.files:
         text = sources.texts.get(path)
         if path in sources.unmarked or text is None or (code.encode() not in text and MARKER not in text):
             continue
         for number, line in enumerate(text.splitlines(), 1):
             names = ignore_comment(line) if MARKER in line else None
-            hid = {attr for p, n, attr in ignores_used if (p, n) == (path, number)}
             if names and (path, number) in unchecked:
                 continue
+            hid = hid_at.get((path, number), set())
             if names and set(names) - hid:  # ``# vllm-sp-base: ignore[attr]`` (_suppress)
                 unused.append((path, number))
                 names_unused += [(path, number, name) for name in names if name not in hid]
