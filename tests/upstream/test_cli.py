@@ -155,18 +155,18 @@ def test_dry_run_write_and_second_run(tmp_path: Path, capsys: pytest.CaptureFixt
     before = snapshot(root)
     code, out, _ = run(capsys, "--vllm-src", str(root))
     assert code == 0 and snapshot(root) == before
-    assert "2 classes given class-level defaults" in out and "0 redundant assignments removed" in out
+    assert "2 classes given class-level defaults" in out and "1 redundant assignments removed" in out
     assert "1 vLLM tests added" in out
     assert "vllm/models/gate_user.py:2: left as is: a hand-written sequence-parallel gate" in out
     assert out.rstrip().endswith("writes the files and the patch series)")
-    code, out, err = run(capsys, "--vllm-src", str(root / "vllm"), "--write", "--remove-redundant")
+    code, out, err = run(capsys, "--vllm-src", str(root / "vllm"), "--write")
     assert code == 0 and "1 redundant assignments removed" in out, err
     text = (root / V32).read_text()
     assert "class DeepseekV32DecoderLayer(nn.Module):\n    use_sequence_parallel: bool = False\n" in text
     assert text.count("self.use_sequence_parallel = False") == 2  # Overrides, SetsTwice keep theirs
     assert "def test_subclass_skipping_init_runs_forward" in (root / TEST).read_text()
     after = snapshot(root)
-    code, out, _ = run(capsys, "--vllm-src", str(root), "--write", "--remove-redundant")
+    code, out, _ = run(capsys, "--vllm-src", str(root), "--write")
     assert code == 0 and out.startswith("0 file(s), +0 -0 lines") and snapshot(root) == after
 
 
@@ -421,3 +421,12 @@ def test_the_ci_step_is_read_as_buildkite_reads_its_dependencies(tmp_path: Path)
         ("covers", (), ("vllm/",)), ("excludes", (V32,), ())]
     assert [s.key for s in wiring.covering()] == ["covers"]
     assert find_steps(str(tmp_path / "none"), TEST, [V32]).steps == []
+
+
+def test_keep_redundant_keeps_the_lines_the_default_makes_redundant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_tree(tmp_path)
+    code, out, err = run(capsys, "--vllm-src", str(root), "--write", "--keep-redundant")
+    assert code == 0 and "0 redundant assignments removed" in out, err
+    assert (root / V32).read_text().count("self.use_sequence_parallel = False") == 3  # Note keeps its own

@@ -91,8 +91,8 @@ def runs(trees: dict[str, Path]) -> dict[str, tuple[int, str, str]]:
     after = {p: p.read_bytes() for p in (trees["rewritten"] / "vllm").rglob("*.py")}
     results["again"] = _run("--vllm-src", str(trees["rewritten"]), "--write")
     assert {p: p.read_bytes() for p in (trees["rewritten"] / "vllm").rglob("*.py")} == after
-    results["wide"] = _run("--vllm-src", str(trees["wide"]), "--write", "--all-readers",
-                           "--remove-redundant")
+    results["wide"] = _run("--vllm-src", str(trees["wide"]), "--write", "--all-readers")
+    results["keep"] = _run("--vllm-src", str(trees["original"]), "--keep-redundant")
     return results
 
 
@@ -128,7 +128,7 @@ def test_it_reports_what_it_changes_and_why(runs: dict[str, tuple[int, str, str]
     code, output, _ = runs["dry"]
     assert code == 0
     summary = next(line for line in output.splitlines() if " file(s), +" in line)
-    assert re.search(r"\b2 classes given class-level defaults\b", summary)
+    assert re.search(r"\b2 classes given class-level defaults, 2 redundant assignments removed\b", summary)
     assert re.search(r"\b1 vLLM tests added\b", summary)
     assert ("57: DeepseekV32DecoderLayer: class-level use_sequence_parallel = False: "
             "Dots3NoteDecoderLayer does not run DeepseekV32DecoderLayer.__init__") in output
@@ -155,8 +155,16 @@ def test_the_wide_version_is_opt_in(runs: dict[str, tuple[int, str, str]], trees
     # parent of Dots3NoteDecoderLayer reads or is given a default for, stays.
     dots3 = (trees["wide"] / DOTS3).read_text()
     assert SEED_LINES[0] not in dots3 and dots3.count(SEED_LINES[1]) == 1
-    # By default the lines PR #52172 added stay.
-    assert sum((trees["rewritten"] / DOTS3).read_text().count(line) for line in SEED_LINES) == 3
+    # By default the use_sequence_parallel lines PR #52172 added go too.
+    assert (trees["rewritten"] / DOTS3).read_text().count(SEED_LINES[0]) == 0
+
+
+def test_keep_redundant_leaves_the_subclasses_alone(runs: dict[str, tuple[int, str, str]]) -> None:
+    code, output, err = runs["keep"]
+    assert code == 0, err
+    summary = next(line for line in output.splitlines() if " file(s), +" in line)
+    assert re.search(r"\b2 classes given class-level defaults, 0 redundant assignments removed\b", summary)
+    assert DOTS3 not in output.splitlines()
 
 
 def test_a_second_run_changes_nothing(runs: dict[str, tuple[int, str, str]]) -> None:
@@ -169,7 +177,7 @@ def test_git_am_applies_the_series_and_gives_the_rewritten_tree(
 ) -> None:
     out = trees["out"]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.py"))
-    assert written == [TEST_PATH, V32]
+    assert written == [TEST_PATH, V32, DOTS3]
     for relative in written:  # --out, --write and the series all give the same files
         assert (out / relative).read_bytes() == (trees["rewritten"] / relative).read_bytes()
         assert (applied / relative).read_bytes() == (out / relative).read_bytes()
@@ -278,16 +286,17 @@ def test_the_gates_counted_are_the_trees(trees: dict[str, Path], message: str) -
 
 def test_the_ci_step_named_runs_the_test_and_covers_the_change(trees: dict[str, Path], message: str) -> None:
     found = re.search(r"is run by the Buildkite step \"([^\"]+)\" \(key (\S+), (\S+)\), whose "
-                      r"`source_file_dependencies` cover `(\S+)` \(through `(\S+)`\)", message)
+                      r"`source_file_dependencies` cover (.*?) \(through `(\S+)`\)", message)
     assert found is not None, message
-    label, key, file, source, entry = found.groups()
-    assert source == V32 and V32.startswith(entry)
+    label, key, file, sources, entry = found.groups()
+    assert re.findall(r"`(\S+?)`", sources) == [V32, DOTS3] and all(s.startswith(entry) for s in (V32, DOTS3))
     steps = yaml.safe_load((trees["original"] / file).read_text())["steps"]
     step = next(s for s in steps if s.get("key") == key)
     assert step["label"] == label
     assert any(TEST_PATH.removeprefix("tests/") in command.split() for command in step["commands"])
     assert entry in step["source_file_dependencies"]
-    assert not any(V32.startswith(d[1:]) for d in step["source_file_dependencies"] if d.startswith("!"))
+    assert not any(s.startswith(d[1:]) for s in (V32, DOTS3)
+                   for d in step["source_file_dependencies"] if d.startswith("!"))
 
 
 def test_the_existing_tests_it_cites_set_the_flag_to_true(trees: dict[str, Path], message: str) -> None:
@@ -365,25 +374,40 @@ def test_the_quoted_outcome_holds_and_every_mutant_fails_the_test(
     assert re.search(rf"^E\s+{re.escape(error)}$", released, re.MULTILINE)
 
 
-def test_audit_of_the_result_is_clean_for_the_flags_even_without_dots3_lines(
+def test_audit_of_the_result_is_clean_for_the_flags_without_dots3_lines(
     trees: dict[str, Path], runs: dict[str, tuple[int, str, str]]
 ) -> None:
-    def flag_findings() -> list[str]:
-        result = audit([str(trees["rewritten"] / "vllm")], cache=Cache(None, False))
-        return [f"{f.class_name}.{f.attribute}" for f in result.findings
-                if f.attribute == "use_sequence_parallel"]
+    # The lines PR #52172 added by hand are gone, and the audit finds no class
+    # that can reach a read of the flag without it.
+    assert (trees["rewritten"] / DOTS3).read_text().count(SEED_LINES[0]) == 0
+    result = audit([str(trees["rewritten"] / "vllm")], cache=Cache(None, False))
+    assert [f"{f.class_name}.{f.attribute}" for f in result.findings
+            if f.attribute == "use_sequence_parallel"] == []
 
-    assert flag_findings() == []
-    # The lines PR #52172 added by hand are now optional: without them, still clean.
-    dots3 = trees["rewritten"] / DOTS3
-    text = dots3.read_text()
-    assert sum(text.count(line) for line in SEED_LINES) == 3
-    dots3.write_text("\n".join(line for line in text.splitlines()
-                               if line.strip() != SEED_LINES[0]) + "\n")
-    try:
-        assert flag_findings() == []
-    finally:
-        dots3.write_text(text)
+
+def test_the_lines_removed_set_false_in_subclasses_of_the_classes_given_the_default(
+    trees: dict[str, Path], patch: str, message: str
+) -> None:
+    # "No change for `Dots3NoteDecoderLayer` and `Dots3NoteModel`: each removed
+    # line set `False`, the value the class-level default now gives."
+    claim = re.search(r"No change for `(\w+)` and `(\w+)`: each removed line set `False`, the value "
+                      r"the class-level default now gives\.", message)
+    assert claim is not None, message
+    diff = patch.split("\n---\n", 1)[1]
+    removed = re.findall(r"^-(\s+)(self\.\w+ = \w+)$", diff, re.MULTILINE)
+    assert [line for _, line in removed] == [SEED_LINES[0]] * 2
+    tree = ast.parse((trees["original"] / DOTS3).read_text())
+    for name in claim.groups():
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+        (base,) = [ast.unparse(b) for b in cls.bases]
+        assert re.search(rf"^ class {base}\(.*\n(?:[ +].*\n)*?\+    use_sequence_parallel: bool = False$",
+                         diff, re.MULTILINE), base
+        init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        sets = [ast.unparse(n) for n in ast.walk(init) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                and "self.use_sequence_parallel" in [ast.unparse(t) for t in getattr(n, "targets", [])]
+                + [ast.unparse(getattr(n, "target", n))]]
+        assert sets == [SEED_LINES[0]], (name, sets)  # its only assignment, the one removed
+        assert (trees["rewritten"] / DOTS3).exists()
 
 
 @pytest.mark.slow

@@ -34,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="give a class-level default to every class reading a flag outside "
                              "__init__ (default: only those with a subclass that skips their "
                              "__init__, and the contract's own classes)")
-    parser.add_argument("--remove-redundant", action="store_true",
-                        help="also remove the `self.<flag> = False` lines the defaults make redundant")
+    parser.add_argument("--keep-redundant", action="store_true",
+                        help="keep the `self.<flag> = False` lines the defaults make redundant "
+                             "(default: the series moves them into the parent's default)")
     parser.add_argument("--author", metavar="'NAME <EMAIL>'", default=None,
                         help="author and Signed-off-by of the series (default: git's user.name "
                              "and user.email)")
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
                      "vLLM checkout or source distribution")
     try:
         result = _build.build(root, all_readers=args.all_readers,
-                              remove_redundant=args.remove_redundant, with_tests=with_tests)
+                              remove_redundant=not args.keep_redundant, with_tests=with_tests)
     except OSError as error:  # a scratch folder for ruff, a worker process
         return _fail(f"{error.filename or 'a scratch folder'}: {error.strerror or error}; nothing written")
     if result.unreadable:  # the series would be partial: bad input, refused whole

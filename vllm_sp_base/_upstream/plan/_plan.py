@@ -42,7 +42,7 @@ def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
     }
 
 
-def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = False) -> Plan:
+def analyse(root: str, *, all_readers: bool = False, remove_redundant: bool = True) -> Plan:
     """What the patch changes in the vLLM tree under ``root`` (the directory holding ``vllm/``).
 
     A class-level default goes to each class reading a flag outside

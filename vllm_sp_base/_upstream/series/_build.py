@@ -11,7 +11,7 @@ import libcst as cst
 
 from vllm_sp_base._upstream._names import TEST_PATH
 from vllm_sp_base._upstream.checks._buildkite import Wiring, find_steps
-from vllm_sp_base._upstream.plan._edits import Default, FileEdits, Reader
+from vllm_sp_base._upstream.plan._edits import Default, FileEdits, Reader, Redundant
 from vllm_sp_base._upstream.plan._gates import Gate
 from vllm_sp_base._upstream.plan._plan import analyse
 from vllm_sp_base._upstream.rewrite._codemod import NotKept, Rewrite, rewrite
@@ -49,6 +49,7 @@ class Upstream:
     unmade: list[tuple[str, str]] = field(default_factory=list)  # a planned change not made
     missing: list[str] = field(default_factory=list)
     defaults: list[tuple[str, str, Default]] = field(default_factory=list)  # (path, class, what)
+    removed: list[tuple[str, Redundant]] = field(default_factory=list)  # (path, the line removed)
     readers: list[Reader] = field(default_factory=list)
     gates: list[Gate] = field(default_factory=list)
     wiring: Wiring | None = None  # the CI steps running the test (None: no test in the series)
@@ -90,7 +91,7 @@ def _rewrite_all(jobs: list[tuple[bytes, FileEdits]]) -> list[Rewrite | str]:
 
 
 def build(
-    root: str, *, all_readers: bool = False, remove_redundant: bool = False, with_tests: bool = True
+    root: str, *, all_readers: bool = False, remove_redundant: bool = True, with_tests: bool = True
 ) -> Upstream:
     """The patch for the vLLM tree under ``root``; reads files, writes none.
     ``with_tests``: the series adds its test to vLLM's ``tests/``."""
@@ -107,6 +108,7 @@ def build(
         if change is not None:
             result.files.append(change)
             result.defaults += [(path, cls, default) for cls, default in edits.defaults.items()]
+            result.removed += [(path, line) for line in edits.redundant]
     if result.unreadable:
         return result
     if with_tests and not result.missing:  # the test imports what the patch expects to find
