@@ -463,7 +463,10 @@ def test_every_changed_file_passes_vllms_ruff_format_and_check(
 
 
 def test_no_class_of_the_tree_passes_sequence_parallel_true(trees: dict[str, Path], message: str) -> None:
-    assert "No class in this tree passes `is_sequence_parallel=True`." in message
+    # The sentence went: true, but no answer for a subclass whose modules take
+    # sequence parallelism from parallel_config (a review found Dots3NoteMoE does).
+    assert "passes `is_sequence_parallel=True`" not in message
+    assert "Why `False`: it is the value #52172 gave the subclasses by hand." in message
     assert not any("is_sequence_parallel=True" in p.read_text(errors="replace")
                    for p in (trees["original"] / "vllm").rglob("*.py"))
 

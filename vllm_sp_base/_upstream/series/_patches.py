@@ -230,14 +230,15 @@ def _details(result: Upstream) -> str:
          f"the flag. So each of the {len(classes)} gets one annotated line, "
          f"`{flagged[0]}: bool = False`, for the flag it reads; a shared mixin or interface would "
          f"add a module for {len(classes)} class{'es' if len(classes) != 1 else ''}."),
-        ("Why `False`: a subclass that skips the `__init__` also skips what it configures from "
-         "the flag" + (" (" + "; ".join(f"`{cls}.__init__` builds `{b}`" for cls, d in classes
-                                       for b in d.builds) + ")" if any(d.builds for _, d in classes) else "")
-         + " and builds its own modules with their defaults, which is the path without sequence "
-         "parallelism. The trade-off: a subclass that builds sequence-parallel modules itself (an "
-         "MLP with `is_sequence_parallel=True`) and forgets the flag would, with TP > 1, compute a "
-         "wrong result where it raises `AttributeError` today. No class in this tree passes "
-         "`is_sequence_parallel=True`."),
+        ("Why `False`: it is the value #52172 gave the subclasses by hand. A subclass that skips "
+         "the `__init__` also skips what it configures from the flag"
+         + (" (" + "; ".join(f"`{cls}.__init__` builds `{b}`" for cls, d in classes
+                             for b in d.builds) + ")" if any(d.builds for _, d in classes) else "")
+         + ". The trade-off: a subclass whose own modules run sequence-parallel (configured from "
+         "`parallel_config`, not from this flag) and that forgets the flag takes the path without "
+         "sequence parallelism, a wrong result with TP > 1 where it raises `AttributeError` "
+         "today. Whether the subclasses here are such a case with sequence-parallel MoE on was "
+         "not checked: it needs several GPUs."),
     ]
     text = _prose(*paragraphs) + "\n" + _bullets(needed)
     if result.removed:
