@@ -55,7 +55,11 @@ CASES = (
          (("A", ("Base",), True, False, False),)),
     Case("class A(Base):\n    def __init__(self):\n        raise E\n        Base.__init__(self)\n",
          (("A", ("Base",), True, False, False),)),
+    # a nested return may end the body first (``if True: return``): no chain
     Case("class A(Base):\n    def __init__(self):\n        if x:\n            return\n        super().__init__()\n",
+         (("A", ("Base",), True, False, False),)),
+    # a nested raise builds no instance: the chain after it still counts
+    Case("class A(Base):\n    def __init__(self):\n        if x:\n            raise E\n        super().__init__()\n",
          (("A", ("Base",), True, True, False),)),
     Case("class A(Base):\n    def __init__(self): super().__init__(); self.y = 2\n",
          (("A", ("Base",), True, True, True),)),

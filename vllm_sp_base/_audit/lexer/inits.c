@@ -192,11 +192,15 @@ void start_init(const unsigned char *s, const Line *line, Py_ssize_t name_stop,
 
 void read_init_line(const unsigned char *s, const Line *line, Found *found, Init *init) {
     if (init->body_indent < 0) init->body_indent = line->indent;
-    if (line->indent == init->body_indent && !init->chains && !init->ended) {
+    if (line->indent >= init->body_indent && !init->chains && !init->ended) {
         Py_ssize_t word_end = lex_name_end(s, line->start, line->end);
-        if (lex_is_name(s, line->start, word_end, "return") || lex_is_name(s, line->start, word_end, "raise"))
+        /* A `return`, even nested (`if True: return`), may end the body before
+         * a later chain: the class stays a candidate. (A nested `raise` builds
+         * no instance.) */
+        if (lex_is_name(s, line->start, word_end, "return") ||
+            (line->indent == init->body_indent && lex_is_name(s, line->start, word_end, "raise")))
             init->ended = 1;
-        else
+        else if (line->indent == init->body_indent)
             init->chains = chains(s, line->start, line->end, &found->classes[init->class_index],
                                   init->self_start, init->self_end);
     }

@@ -34,7 +34,7 @@ typedef struct {
     long def_indent, body_indent;
     Py_ssize_t self_start, self_end;
     int chains, sets; /* chains: 0, 1 by super(), 2 by naming the base */
-    int ended; /* a body-level `return` or `raise` came first: what follows never runs */
+    int ended; /* a `return` or `raise` (nested too) came first: what follows may not run */
 } Init;
 
 /* Lex the module into `found` (no Python object touched: it runs without the

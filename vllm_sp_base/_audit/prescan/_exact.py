@@ -122,10 +122,10 @@ def _self_name(init: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
 
 def _chains(init: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, written: list[str]) -> tuple[bool, bool]:
     """(runs the parent's ``__init__`` at body level before any return or
-    raise, does so by naming its only base)."""
+    raise, or a nested return (``if True: return``), does so by naming its only base)."""
     self_name = _self_name(init)
     for stmt in init.body:
-        if isinstance(stmt, (ast.Return, ast.Raise)):
+        if isinstance(stmt, ast.Raise) or any(isinstance(node, ast.Return) for node in ast.walk(stmt)):
             return False, False
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             continue

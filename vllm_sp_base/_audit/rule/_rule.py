@@ -12,7 +12,7 @@ from vllm_sp_base._audit._options import (
     DEFAULT_PLAIN_ENTRY_POINTS,
 )
 from vllm_sp_base._audit.report._finding import Finding, Frame
-from vllm_sp_base._audit.rule._examples import INVALID, VALID
+from vllm_sp_base._audit.rule import _examples, _examples_python
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached
 from vllm_sp_base._audit.semantics._construction import (
@@ -69,8 +69,8 @@ class SkippedInitRead:
 
     CODE = "SPB001"
 
-    VALID = VALID
-    INVALID = INVALID
+    VALID = _examples.VALID + _examples_python.VALID
+    INVALID = _examples.INVALID + _examples_python.INVALID
 
     def __init__(
         self,

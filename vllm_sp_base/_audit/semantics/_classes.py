@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, Project, Target
 from vllm_sp_base._audit.summaries._events import (
+    HELD,
     REQUIREMENT_SEPARATOR,
     Call,
     Event,
@@ -118,6 +119,8 @@ class ClassModel:
 
     def _resolve(self, owner: ClassRef, call: Call) -> Target | None:
         assert call.target is not None
+        if call.target.startswith(HELD):
+            return self._held(call.target[len(HELD):])
         first, dot, rest = call.target.partition(".")
         info = self.infos[self._index[owner]]
         local = info.local_names if info is not None else {}
@@ -128,6 +131,21 @@ class ClassModel:
         if call.imported is not None:
             return self.project.resolve_imported(owner.module, parse_local_import(call.imported), call.target)
         return self.project.resolve(owner.module, call.target)
+
+    def _held(self, name: str) -> Target | None:
+        """The class the instance finds under the class attribute ``name``
+        (``base_class = Parent`` in its class or a base), resolved where that
+        class body binds it; None where the first binding is no dotted name."""
+        for entry, info in zip(self.mro, self.infos):
+            if info is None:
+                if isinstance(entry, Opaque):
+                    return None
+                continue
+            if name in info.class_attrs:
+                held = info.held.get(name)
+                return None if held is None or not isinstance(entry, ClassRef) else self.project.resolve(
+                    entry.module, held)
+        return None
 
     def constant(self, index: int, event: SetEach) -> tuple[str, ...] | None:
         """The strings ``event`` loops over: a class-level constant as the

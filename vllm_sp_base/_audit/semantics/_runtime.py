@@ -17,7 +17,7 @@ from vllm_sp_base._audit.semantics._modalities import (
 )
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import LOCAL, input_key, key_of
-from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, Known
+from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, Call, Known, Read
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 
@@ -170,6 +170,30 @@ def is_module(model: ClassModel) -> bool:
     return any(_name(model, index) == "Module" for index in range(len(model.mro)))
 
 
+def _calls_reach_forward(model: ClassModel) -> bool:
+    """Whether ``module(x)`` runs ``forward``: torch's ``Module.__call__`` does;
+    a ``__call__`` a class of the source defines first in the MRO does where
+    it calls ``self.forward`` or passes the call on to a base's ``__call__``."""
+    found = model.lookup("__call__")
+    if found is None or found[1] is None:
+        return True  # torch's own, or a base the source does not show
+    todo, seen = [found], {found[0:1] + ("__call__",)}
+    while todo:
+        index, method = todo.pop()
+        if method is None:
+            return True  # into code the source does not show
+        for event in method.events:
+            if (type(event) is Read and event.attr == "forward") or (type(event) is Call and (
+                    event.name == "forward" or (event.name == "__call__" and event.kind != "self"))):
+                return True
+            if type(event) is Call and event.kind == "self" and (index, event.name) not in seen:
+                seen.add((index, event.name))
+                target = model.lookup(event.name)
+                if target is not None:
+                    todo.append(target)
+    return False
+
+
 def _name(model: ClassModel, index: int) -> str:
     entry = model.mro[index]
     return python_name(entry.name) if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]
@@ -218,6 +242,8 @@ def entry_points_for(
     if isinstance(first, ClassRef) and in_a_test(first.module):
         return (), ()
     if is_module(model):
+        if "forward" in entries and not _calls_reach_forward(model):
+            entries = tuple(e for e in entries if e != "forward")
         return entries, gated(features, has, anything, is_draft(model))
     driven = plain_entry_points(model, drives)
     return tuple(m for m in driven if m not in features), tuple(m for m in driven if m in features)

@@ -127,12 +127,13 @@ def _class(info: ClassInfo) -> tuple[Any, ...]:
     return (
         info.name, info.line, info.col, info.bases, sorted(info.class_attrs),
         [_method(m) for m in info.methods.values()], info.noqa, info.constants, info.noqa_lines,
-        sorted(info.slots), info.local_names, _imports(info.local_imports),
+        sorted(info.slots), info.local_names, _imports(info.local_imports), info.held,
     )
 
 
 def _class_from(plain: Any) -> ClassInfo:
-    name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines, slots, local_names, local_imports = plain
+    (name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines, slots, local_names, local_imports,
+     held) = plain
     return ClassInfo(
         name=_str(name),
         line=_int(line),
@@ -146,6 +147,7 @@ def _class_from(plain: Any) -> ClassInfo:
         slots=frozenset(_str(a) for a in _each(slots, list)),
         local_names=_names(local_names),
         local_imports=_imports_from(local_imports),
+        held=_names(held),
     )
 
 

@@ -117,6 +117,9 @@ Event = Read | Set | SetEach | SetAny | Call | Marker | Assert
 
 #: How ``Read.requires`` joins its requirements (a literal's repr has no raw newline).
 REQUIREMENT_SEPARATOR = "\n"
+#: How a call's target spells a class attribute of the instance that holds a
+#: class (``self.base_class.__init__(self)``: ``.base_class``).
+HELD = "."
 
 
 def requirements(requires: str) -> list[tuple[str, str, str]]:

@@ -51,7 +51,10 @@ class Body:
         source, start, end = self.source, self.start, self.end
         if self.non_ascii or any(source.find(spelling, start, end) >= 0 for spelling in _ANY_NAME):
             return True
-        return any(source.find(name, start, end) >= 0 for name in names)
+        return any(source.find(name, start, end) >= 0 or (
+            # ``_Class__a`` is spelled ``self.__a`` in its class's methods.
+            name[:1] == b"_" and (at := name.find(b"__", 1)) > 0 and source.find(name[at:], start, end) >= 0
+        ) for name in names)
 
 
 class BodyDoesNotParse(Exception):
@@ -154,6 +157,9 @@ class ClassInfo:
     # (``Base`` -> ``make.<locals>.Base``), where ``Base.__init__(self)`` resolves.
     local_names: dict[str, str] = field(default_factory=dict)
     local_imports: dict[str, Import] = field(default_factory=dict)  # what its function imports
+    # Class attributes bound to a dotted name (``base_class = Parent``): what
+    # ``self.base_class.__init__(self)`` runs, as the instance finds it.
+    held: dict[str, str] = field(default_factory=dict)
 
     def suppresses(self, code: str, attribute: str) -> bool:
         noqa = self.noqa

@@ -16,7 +16,7 @@ from vllm_sp_base._audit.summaries._scopes import (
     shadow,
 )
 from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
-from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings
+from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings, mangled
 from vllm_sp_base._audit.summaries._visitor import MethodVisitor
 
 try:
@@ -73,7 +73,7 @@ def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, modul
 # while the audit runs with the cyclic collector off.
 def _collect_class_body(
     body: list[ast.stmt], class_name: str, attrs: set[str], methods: dict[str, Method],
-    module: _Module, constants: dict[str, tuple[str, ...]],
+    module: _Module, constants: dict[str, tuple[str, ...]], held: dict[str, str],
 ) -> None:
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -91,6 +91,13 @@ def _collect_class_body(
             strings = constant_strings(stmt.value)
             if strings is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 constants[stmt.targets[0].id] = strings
+            held_name = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    if held_name is None:
+                        held.pop(target.id, None)
+                    else:
+                        held[target.id] = held_name
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None:
                 attrs.add(stmt.target.id)
@@ -98,19 +105,21 @@ def _collect_class_body(
             for alias in stmt.names:
                 attrs.add((alias.asname or alias.name).split(".")[0])
         elif isinstance(stmt, (ast.If, ast.Try)):
-            _collect_class_body(stmt.body, class_name, attrs, methods, module, constants)
-            _collect_class_body(stmt.orelse, class_name, attrs, methods, module, constants)
+            _collect_class_body(stmt.body, class_name, attrs, methods, module, constants, held)
+            _collect_class_body(stmt.orelse, class_name, attrs, methods, module, constants, held)
             if isinstance(stmt, ast.Try):
                 for handler in stmt.handlers:
-                    _collect_class_body(handler.body, class_name, attrs, methods, module, constants)
-                _collect_class_body(stmt.finalbody, class_name, attrs, methods, module, constants)
+                    _collect_class_body(handler.body, class_name, attrs, methods, module, constants, held)
+                _collect_class_body(stmt.finalbody, class_name, attrs, methods, module, constants, held)
 
 
 def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
     attrs: set[str] = set()
     methods: dict[str, Method] = {}
     constants: dict[str, tuple[str, ...]] = {}
-    _collect_class_body(node.body, node.name, attrs, methods, module, constants)
+    held: dict[str, str] = {}
+    _collect_class_body(node.body, node.name, attrs, methods, module, constants, held)
+    attrs |= {mangled(name, node.name) for name in attrs if name.startswith("__")}  # ``__a = 1`` is ``_Class__a``
     # A slot is a descriptor that raises AttributeError until ``__init__`` sets
     # it: no class-level default (``attrs`` keeps ``__slots__`` itself).
     slots = frozenset(
@@ -133,6 +142,7 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
         constants=constants,
         noqa_lines=noqa_lines,
         slots=slots,
+        held=held,
     )
 
 

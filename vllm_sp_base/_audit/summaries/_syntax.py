@@ -82,5 +82,40 @@ def constant_strings(node: ast.expr) -> tuple[str, ...] | None:
     return None
 
 
+def suppresses_attribute_error(item: ast.withitem) -> bool:
+    """``with contextlib.suppress(AttributeError):`` (or a base of it): a read in
+    the body that fails ends the block, not the method."""
+    call = item.context_expr
+    return (
+        isinstance(call, ast.Call) and (dotted(call.func) or "").rsplit(".", 1)[-1] == "suppress"
+        and any((dotted(arg) or "").rsplit(".", 1)[-1] in _CATCHES_ATTRIBUTE_ERROR for arg in call.args)
+    )
+
+
+def constant_truth(test: ast.expr) -> bool | None:
+    """What a test Python decides without running anything: ``True``, ``1``,
+    ``"x"`` and ``not False`` hold; ``False``, ``0``, ``None``, ``()`` and
+    ``TYPE_CHECKING`` fail (false when the code runs); None for any other."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = constant_truth(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, (ast.Tuple, ast.List)) and not test.elts:
+        return False
+    if (dotted(test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
+        return False
+    return None
+
+
+def mangled(attr: str, class_name: str) -> str:
+    """``self.__a`` as Python stores it in a method of ``class_name``:
+    ``_Class__a``; a dunder, or any name in a class named only underscores, as is."""
+    if not attr.startswith("__") or attr.endswith("__"):
+        return attr
+    owner = class_name.rsplit(".", 1)[-1].lstrip("_")
+    return f"_{owner}{attr}" if owner else attr
+
+
 def is_super(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"

@@ -16,6 +16,7 @@ from vllm_sp_base._audit.summaries._conditions import (
     looping_over,
 )
 from vllm_sp_base._audit.summaries._events import (
+    HELD,
     REQUIREMENT_SEPARATOR,
     Assert,
     Call,
@@ -30,9 +31,12 @@ from vllm_sp_base._audit.summaries._events import (
 )
 from vllm_sp_base._audit.summaries._syntax import (
     constant_strings,
+    constant_truth,
     dotted,
     import_bindings,
     is_super,
+    mangled,
+    suppresses_attribute_error,
     swallows_attribute_error,
 )
 
@@ -79,6 +83,11 @@ class MethodVisitor(ast.NodeVisitor):
             self.visit(stmt)
             if type(stmt) in _ENDS_BLOCK:
                 break
+            if type(stmt) is ast.If and (truth := constant_truth(stmt.test)) is not None:
+                taken = stmt.body if truth else stmt.orelse
+                if taken and type(taken[-1]) in _ENDS_BLOCK:
+                    break  # ``if True: return``: what follows never runs
+                continue
             if type(stmt) is ast.If and not stmt.orelse and type(stmt.body[-1]) in _ENDS_BLOCK:
                 self.tests.push_passed(stmt.test)
                 passed += 1
@@ -122,6 +131,10 @@ class MethodVisitor(ast.NodeVisitor):
     def _is_self(self, node: ast.expr | None) -> bool:
         return isinstance(node, ast.Name) and node.id == self.self_name
 
+    def _attr(self, node: ast.Attribute) -> str:
+        """The attribute ``self.<name>`` names, as Python stores it (``self.__a``: ``_Class__a``)."""
+        return mangled(node.attr, self.class_name)
+
     def _line(self, node: ast.expr | ast.stmt) -> int:
         return node.lineno + self.line_offset
 
@@ -137,7 +150,10 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         self.visit(node.test)
-        if node.msg is not None:
+        truth = constant_truth(node.test)
+        if node.msg is not None and truth is False:
+            self.visit(node.msg)  # ``assert False, msg``: the message is built, always
+        elif node.msg is not None and truth is None:
             self._branch([node.msg])
         # What it says of the method's own names holds in this call only.
         # Nor what a function answered (it may answer otherwise when called again).
@@ -174,7 +190,7 @@ class MethodVisitor(ast.NodeVisitor):
         (``vt = self.vision_tower``), and an attribute of it is taken now: a
         read of ``a`` that raises where ``a`` is None."""
         if isinstance(node, ast.Attribute) and self._is_self(node.value) and isinstance(node.ctx, ast.Load):
-            self._read(node.attr, node, deref=True)
+            self._read(self._attr(node), node, deref=True)
             return True
         if isinstance(node, ast.Name) and node.id in self.aliases:
             self._read(self.aliases[node.id], node, deref=True)
@@ -216,6 +232,11 @@ class MethodVisitor(ast.NodeVisitor):
     # Control flow: the test of an if/while runs; its bodies may not.
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
+        truth = constant_truth(node.test)
+        if truth is not None:  # ``if True:``, ``if TYPE_CHECKING:``: one arm runs, always
+            self.visit_block(node.body if truth else node.orelse)
+            return
+        self._guard_by_getattr(node.test)
         if _only_body_goes_on(node):
             # ``if ok: ... else: raise``, as ``if not ok: raise`` then the body:
             # the body runs on every way the method goes on (the last arm of an
@@ -229,11 +250,41 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_While(self, node: ast.While) -> None:
         self.visit(node.test)
+        truth = constant_truth(node.test)
+        if truth is True:  # ``while True:``: the body runs, at least up to its first exit
+            self.visit_block(node.body)
+            return
+        if truth is False:
+            self.visit_block(node.orelse)
+            return
+        self._guard_by_getattr(node.test)
         self._branch(node.body, node.test)
         self._branch(node.orelse)
 
+    def _guard_by_getattr(self, test: ast.expr) -> None:
+        """``if getattr(self, "a", None) is not None:``: a test that reads ``a``
+        with a default guards it, as ``hasattr`` does."""
+        for node in ast.walk(test):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                    and len(node.args) == 3 and self._is_self(node.args[0])
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+                self.guarded.add(node.args[1].value)
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item)
+        suppresses = any(suppresses_attribute_error(item) for item in node.items)
+        self.catching += suppresses
+        self.visit_block(node.body)
+        self.catching -= suppresses
+
+    visit_AsyncWith = visit_With
+
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
+        if _empty_literal(node.iter):  # ``for _ in ():``: the body never runs, the ``else`` always
+            self.visit_block(node.orelse)
+            return
         if self.aliases:
             self._unalias(node.target)
         names: str | tuple[str, ...] | None = constant_strings(node.iter)
@@ -275,10 +326,19 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_Match(self, node: ast.Match) -> None:
         self.visit(node.subject)
+        first = node.cases[0]
+        if isinstance(first.pattern, ast.MatchAs) and first.pattern.pattern is None and first.guard is None:
+            self.visit_block(first.body)  # ``case _:`` or ``case x:`` first: it always matches
+            return
         self._branch(list(node.cases))
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.visit(node.test)
+        truth = constant_truth(node.test)
+        if truth is not None:
+            self.visit(node.body if truth else node.orelse)
+            return
+        self._guard_by_getattr(node.test)
         self._branch([node.body], node.test)
         self._branch([node.orelse], node.test, False)
 
@@ -297,6 +357,8 @@ class MethodVisitor(ast.NodeVisitor):
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         first, *rest = node.generators
         self.visit(first.iter)
+        if _empty_literal(first.iter):
+            return  # nothing to iterate: the element is never built
         parts: list[ast.AST] = [first.target, *first.ifs, *rest]
         if isinstance(node, ast.DictComp):
             parts += [node.key, node.value]
@@ -369,7 +431,7 @@ class MethodVisitor(ast.NodeVisitor):
         self.visit(node.value)
         for target in node.targets:
             if isinstance(target, ast.Attribute) and self._is_self(target.value):
-                self._set(target.attr, target, node.value)
+                self._set(self._attr(target), target, node.value)
             else:
                 self.visit(target)
             if self.aliases:  # bound again: no longer an alias
@@ -383,14 +445,14 @@ class MethodVisitor(ast.NodeVisitor):
                 self.keyed[targets[0].id] = key
         if (len(targets) == 1 and isinstance(targets[0], ast.Name) and not self.depth
                 and isinstance(value, ast.Attribute) and self._is_self(value.value)):
-            self.aliases[targets[0].id] = value.attr
+            self.aliases[targets[0].id] = self._attr(value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:  # ``self.a: int`` alone binds nothing
             self.visit(node.value)
             target = node.target
             if isinstance(target, ast.Attribute) and self._is_self(target.value):
-                self._set(target.attr, target, node.value)
+                self._set(self._attr(target), target, node.value)
             else:
                 self.visit(target)
             if isinstance(target, ast.Name):
@@ -403,8 +465,8 @@ class MethodVisitor(ast.NodeVisitor):
         self.visit(node.value)
         target = node.target
         if isinstance(target, ast.Attribute) and self._is_self(target.value):
-            self._read(target.attr, target)
-            self._set(target.attr, target)
+            self._read(self._attr(target), target)
+            self._set(self._attr(target), target)
         else:
             self.visit(target)
 
@@ -445,9 +507,9 @@ class MethodVisitor(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if self._is_self(node.value):
             if isinstance(node.ctx, ast.Load):
-                self._read(node.attr, node)
+                self._read(self._attr(node), node)
             elif isinstance(node.ctx, ast.Store):
-                self._set(node.attr, node)
+                self._set(self._attr(node), node)
             return
         if not self._used_at_once(node.value):
             self.generic_visit(node)
@@ -547,7 +609,7 @@ class MethodVisitor(ast.NodeVisitor):
             return Call("self", None, name, line, conditional, caught, node.func.col_offset, condition, requires)
         if is_super(owner):
             super_args = owner.args  # type: ignore[attr-defined]
-            if not super_args:
+            if not super_args or self._is_own_type(super_args[0]):
                 return Call("super", None, name, line, conditional, caught, 0, condition, requires)
             target = dotted(super_args[0])
             if target == self.class_name and target not in self.local_imports:
@@ -562,10 +624,20 @@ class MethodVisitor(ast.NodeVisitor):
         # Only a class of the instance's MRO is followed, so another object's
         # ``__init__`` is never taken for this one's.
         target = dotted(owner) if passes_self or name == "__init__" else None
+        if passes_self and isinstance(owner, ast.Attribute) and self._is_self(owner.value):
+            target = HELD + owner.attr  # ``self.base_class.__init__(self)``: the class the instance holds
         if target is not None:
             return Call("explicit", target, name, line, conditional, caught, 0, condition, requires,
                         imported=self._imported(target))
         return None
+
+    def _is_own_type(self, node: ast.expr) -> bool:
+        """``type(self)`` or ``self.__class__``: in ``super(type(self), self)``,
+        the instance's class, which is this method's class for its own instances."""
+        if isinstance(node, ast.Attribute):
+            return node.attr == "__class__" and self._is_self(node.value)
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+                and len(node.args) == 1 and self._is_self(node.args[0]))
 
     def _imported(self, target: str | None) -> str | None:
         """Where ``target``'s first name comes from, if the method imported it itself."""
@@ -576,6 +648,13 @@ class MethodVisitor(ast.NodeVisitor):
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 #: Statements after which nothing in their block runs.
 _ENDS_BLOCK = frozenset({ast.Return, ast.Raise, ast.Break, ast.Continue})
+
+
+def _empty_literal(node: ast.expr) -> bool:
+    """``()``, ``[]``, ``""``: a literal with nothing to iterate."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+        return not (node.keys if isinstance(node, ast.Dict) else node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and not node.value
 
 
 def _only_body_goes_on(node: ast.If) -> bool:

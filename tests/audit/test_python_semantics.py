@@ -1,0 +1,58 @@
+"""The Python-semantics examples, executed: what the rule says of each agrees
+with what Python does when the class is built and called.
+
+Each example's classes are built (with no argument, else with ``1``) and
+called as torch calls a module, ``module(x)``; an ``AttributeError`` on the
+instance is what an ``error`` finding says happens. A VALID example raises
+none; an INVALID one raises it for each class and attribute it expects."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from torch import nn
+
+from vllm_sp_base._audit.rule._examples import Example
+from vllm_sp_base._audit.rule._examples_python import INVALID, VALID
+
+_MISSING = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
+
+
+def _executed(example: Example) -> set[tuple[str, str]]:
+    """(class, attribute) of each AttributeError that building and calling
+    the example's own module classes raises."""
+    namespace: dict[str, object] = {"__name__": "example"}
+    exec(compile(example.source, "example.py", "exec"), namespace)  # noqa: S102 - our own examples
+    failed: set[tuple[str, str]] = set()
+    for value in list(namespace.values()):
+        if not (isinstance(value, type) and issubclass(value, nn.Module) and value.__module__ == "example"):
+            continue
+        instance = None
+        for args in ((), (1,)):
+            try:
+                instance = value(*args)
+                break
+            except TypeError:
+                continue
+        if instance is None:
+            continue
+        try:
+            instance(torch.ones(1))
+        except AttributeError as error:
+            found = _MISSING.search(str(error))
+            assert found is not None, error
+            failed.add((found.group(1), found.group(2)))
+    return failed
+
+
+@pytest.mark.parametrize("example", VALID, ids=lambda e: e.name)
+def test_python_raises_nothing_where_the_rule_finds_nothing(example: Example) -> None:
+    assert _executed(example) == set()
+
+
+@pytest.mark.parametrize("example", INVALID, ids=lambda e: e.name)
+def test_python_raises_where_the_rule_says_error(example: Example) -> None:
+    expected = {(cls, attr) for cls, attr, severity in example.expect if severity == "error"}
+    assert expected and expected <= _executed(example)

@@ -1,0 +1,224 @@
+"""SPB001's examples of Python's own semantics (fixit style): what Python
+itself decides about a read, whatever the framework: dispatch through
+``__call__``, name mangling, code that never runs or always runs, guards,
+and classes held in class attributes. Each is checked by executing it in
+``tests/audit/test_python_semantics.py`` as well as by the rule."""
+
+from __future__ import annotations
+
+from vllm_sp_base._audit.rule._examples import Example
+
+VALID = (
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Wrapper(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+            def __call__(self, x):  # module(x) never reaches forward
+                return x
+    """, name="call-overridden-without-forward"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+            def forward(self, x):
+                return x * self.dim
+        class Mid(Parent):
+            base_class = Parent
+            def __init__(self, dim):
+                self.base_class.__init__(self, dim)  # the class it holds: Parent
+        class Leaf(Mid):
+            base_class = Parent
+    """, name="parent-init-through-a-class-attribute"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cache = {}
+            def forward(self, x):
+                if getattr(self, "cache", None) is not None:  # guards the read below
+                    return self.cache.get(x, x)
+                return x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="getattr-with-a-default-guards"),
+    Example("""
+        import contextlib
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                with contextlib.suppress(AttributeError):
+                    return x * self.w
+                return x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="read-under-suppress-attribute-error"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                super(type(self), self).__init__()
+    """, name="super-of-type-self"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.__scale = 2
+            def forward(self, x):
+                return x * self.__scale
+        class Child(Parent):
+            def __init__(self):
+                super().__init__()
+                self.__scale = 3  # Child's own: _Child__scale
+    """, name="mangled-name-set-by-the-parent"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                if False:
+                    return x * self.missing  # never runs
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                super().__init__()
+                if True:
+                    self.extra = 1
+    """, name="constant-tests"),
+)
+
+
+INVALID = (
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.__scale = 2
+            def forward(self, x):
+                return x * self.__scale  # _Parent__scale
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.__scale = 3  # sets _Child__scale, not _Parent__scale
+    """, (("Child", "_Parent__scale", "error"),), name="mangled-name-the-child-spells-alike"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                for _ in ():
+                    super().__init__()  # never runs
+    """, (("Child", "w", "error"),), name="parent-init-in-a-loop-over-nothing"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                if True:
+                    return
+                super().__init__()  # never runs
+    """, (("Child", "w", "error"),), name="parent-init-after-a-return-that-always-runs"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                assert True, super().__init__()  # the message of a passing assert is never built
+    """, (("Child", "w", "error"),), name="parent-init-in-a-passing-asserts-message"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                [super(Child, self).__init__() for _ in ()]
+    """, (("Child", "w", "error"),), name="parent-init-in-a-comprehension-over-nothing"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                while True:
+                    return x * self.w  # runs on every call
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "w", "error"),), name="read-in-a-while-true"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                match x:
+                    case _:
+                        return x * self.w  # the first case always matches
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "w", "error"),), name="read-in-a-wildcard-case"),
+    Example("""
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Wrapper(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+            def __call__(self, x):
+                return self.forward(x)  # module(x) still reaches forward
+    """, (("Wrapper", "scale", "error"),), name="call-overridden-to-forward"),
+)
