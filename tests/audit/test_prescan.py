@@ -18,6 +18,7 @@ from vllm_sp_base._audit.prescan._exact import scan_by_ast
 from vllm_sp_base._audit.prescan._prescan import scan
 from vllm_sp_base._audit.prescan._scans import FileScan
 from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.summaries._syntax import BUILTINS_TAKING_SELF
 
 pytestmark = pytest.mark.skipif(_prescan._lexer is None, reason="the C lexer is not built")
 
@@ -166,9 +167,11 @@ INITS = {
                          "        super()._setup()\n", True, False, True),
     "self in an f-string field": Init("class B(P):\n    def __init__(self):\n        super().__init__()\n"
                                       "        log(f'{self._setup()}')\n", True, False, True),
-    # ``self`` handed to a plain function: the summaries do not follow it, nor does the pre-scan.
+    # ``self`` handed to a function: the summaries follow a module-level one, so it may set.
     "self handed to a function": Init("class B(P):\n    def __init__(self):\n        super().__init__()\n"
-                                      "        requires_backends(self, ['torch'])\n", True, False, False),
+                                      "        requires_backends(self, ['torch'])\n", True, False, True),
+    "self handed to a builtin": Init("class B(P):\n    def __init__(self):\n        super().__init__()\n"
+                                     "        print(self)\n", True, False, False),
     "self handed to the parent only": Init("class B(P):\n    def __init__(self, x):\n"
                                            "        P.__init__(self, x)\n", True, True, False),
     # Chaining on one branch of an expression is no chain.
@@ -348,3 +351,14 @@ def test_spells_any_is_a_byte_search(data: bytes, needles: list[bytes]) -> None:
     assert _prescan.spells_any is not None
     haystack = data[: len(data) // 2] + needles[0] + data[len(data) // 2:] if data[:1] == b"!" else data
     assert _prescan.spells_any(haystack, tuple(needles)) == any(n in haystack for n in needles)
+
+
+# ``vars(self)`` and ``super(...)`` may set for reasons of their own (a setter named, a parent's method).
+@pytest.mark.parametrize("name", [*sorted(BUILTINS_TAKING_SELF - {"vars", "super"}), "setup", "_init_weights"])
+def test_a_function_handed_self_may_set_unless_a_builtin(name: str) -> None:
+    # ``setup(self)`` runs a module-level function the summaries follow; the
+    # compiled pre-scan and ``ast``'s agree on which names are builtins.
+    source = f"class A(Base):\n    def __init__(self):\n        {name}(self)\n".encode()
+    may_set = name not in BUILTINS_TAKING_SELF
+    assert scan(source).classes[0].init_sets is may_set
+    assert scan_by_ast(source).classes[0].init_sets is may_set

@@ -23,13 +23,26 @@ static int contains(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, const
     return 0;
 }
 
+/* Builtins called with the instance that set nothing on it (the summaries'
+ * `_BUILTINS_TAKING_SELF`, `summaries/_visitor.py`). */
+static const char *const BUILTINS_TAKING_SELF[] = {
+    "isinstance", "id", "type", "repr", "str", "print", "vars", "dir", "super", "len", "hash", "iter",
+    "callable", "format", "bool", "issubclass", "object", NULL,
+};
+
+static int builtin_taking_self(const unsigned char *s, Py_ssize_t start, Py_ssize_t stop) {
+    for (const char *const *name = BUILTINS_TAKING_SELF; *name; name++)
+        if (lex_is_name(s, start, stop, *name)) return 1;
+    return 0;
+}
+
 /* Whether the init body [at, end) may set an attribute: it touches
  * `self.<name>`, runs a method on self by its class (`Base._setup(self)`),
- * calls a `super()` method other than `__init__` (`super()._setup()`), or
- * names setattr, `__setattr__` or vars (`object.__setattr__(self, "a", v)`,
- * `vars(self).update(...)` name no `self.`): each way the summaries see a
- * set. `self` handed to a plain function (`requires_backends(self, ...)`) is
- * none: the summaries do not follow it either. */
+ * hands `self` first to a function (`setup(self)`, which the summaries
+ * follow into a module-level function), calls a `super()` method other than
+ * `__init__` (`super()._setup()`), or names setattr, `__setattr__` or vars
+ * (`object.__setattr__(self, "a", v)`, `vars(self).update(...)` name no
+ * `self.`): each way the summaries see a set. */
 static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                         Py_ssize_t self_start, Py_ssize_t self_end) {
     Lexer L = {s, end, at, 0, 0};
@@ -62,6 +75,14 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                 if (!lex_is_name(s, name, name_end, "__init__")) return 1;
                 L.i = name_end;
                 continue;
+            }
+            if (!is_self && !dotted && next < end && s[next] == '(' && !builtin_taking_self(s, start, stop)) {
+                /* `setup(self, ...)`: a function run on the instance */
+                Py_ssize_t arg = lex_skip_space(s, next + 1, end), arg_end = lex_name_end(s, arg, end);
+                Py_ssize_t after = lex_skip_space(s, arg_end, end);
+                if (arg_end - arg == length && memcmp(s + arg, s + self_start, (size_t)length) == 0 &&
+                    after < end && (s[after] == ',' || s[after] == ')'))
+                    return 1;
             }
             if (!is_self && dotted) {
                 /* `B._setup(self, ...)` runs B's method on self (the summaries follow it);

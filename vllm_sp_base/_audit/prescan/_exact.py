@@ -10,6 +10,7 @@ import ast
 from collections.abc import Iterator
 
 from vllm_sp_base._audit.prescan._scans import ClassScan, FileScan
+from vllm_sp_base._audit.summaries._syntax import BUILTINS_TAKING_SELF
 
 #: Statements whose bodies are still the enclosing scope's (not a new function or class).
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
@@ -173,6 +174,10 @@ def _may_set(init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                     return True
                 todo += [target, *node.args[1:], *node.keywords]
                 continue
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == self_name
+                and node.func.id not in BUILTINS_TAKING_SELF):
+            return True  # ``setup(self)``: a function run on the instance
         if isinstance(node, ast.Attribute) and (
             node.attr == "__setattr__" or (isinstance(node.value, ast.Name) and node.value.id == self_name)
         ):

@@ -108,6 +108,49 @@ VALID = (
                 if True:
                     self.extra = 1
     """, name="constant-tests"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+        Child.w = 5  # a class attribute, bound after the body
+    """, name="class-attribute-bound-after-the-body"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self, use_fast=False):
+                super().__init__()
+                self.use_fast = use_fast
+                self.rate = 0.1
+            def forward(self, x):
+                if getattr(self, "use_fast", False):  # False where nothing sets use_fast
+                    return x * self.rate
+                return x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="getattr-default-decides-a-test"),
+    Example("""
+        from torch import nn
+        def setup(module):
+            module.w = 1
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+            def forward(self, x):
+                return x * self.w
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                setup(self)  # a module-level function sets it on the instance
+    """, name="module-function-sets-the-attribute"),
 )
 
 
@@ -221,4 +264,34 @@ INVALID = (
             def __call__(self, x):
                 return self.forward(x)  # module(x) still reaches forward
     """, (("Wrapper", "scale", "error"),), name="call-overridden-to-forward"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self, use_fast=False):
+                super().__init__()
+                self.use_fast = use_fast
+                self.rate = 0.1
+            def forward(self, x):
+                if getattr(self, "use_fast", False):
+                    return x * self.rate
+                return x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.use_fast = True  # the test holds: the read runs
+    """, (("Child", "rate", "warning"),), name="getattr-default-overridden-by-the-class"),
+    Example("""
+        from torch import nn
+        def _init_scale(module):
+            module.scale = 2
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                _init_scale(self)  # what sets scale: skipped with this __init__
+            def forward(self, x):
+                return x * self.scale
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="parent-sets-through-a-module-function"),
 )

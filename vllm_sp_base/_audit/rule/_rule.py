@@ -38,7 +38,7 @@ from vllm_sp_base._audit.semantics._runtime import (
     set_by_the_engine,
 )
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
-from vllm_sp_base._audit.summaries._events import Known, requirements
+from vllm_sp_base._audit.summaries._events import Known, defaulted, requirements
 
 
 class SkippedInitRead:
@@ -236,8 +236,12 @@ class SkippedInitRead:
         the lists it leaves empty that code outside the class may fill on this
         instance (an owner's ``self.model.layers_to_capture = [...]``)."""
         known = decided_constants(model, built, tested, only_skipped)
-        for name in [n for n, facts in known.items() if any(lit in EMPTY_SEQUENCES for _, lit in facts)]:
-            writers = None if self.spelling is None else filled_from_outside(name, self.spelling(name))
+        for name in [n for n, facts in known.items()
+                     if defaulted(n) is not None or any(lit in EMPTY_SEQUENCES for _, lit in facts)]:
+            # The default of ``getattr(self, "a", default)`` holds only where
+            # nothing outside the class binds ``a`` on this instance either.
+            attr = spelled[0] if (spelled := defaulted(name)) is not None else name
+            writers = None if self.spelling is None else filled_from_outside(attr, self.spelling(attr))
             if filled_on_this_instance(model, writers):
                 del known[name]
         return known

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, Project, Target
+from vllm_sp_base._audit.semantics._project import (
+    ClassRef,
+    ModuleRef,
+    MroEntry,
+    Opaque,
+    Project,
+    Target,
+)
 from vllm_sp_base._audit.summaries._events import (
     HELD,
     REQUIREMENT_SEPARATOR,
@@ -93,7 +100,13 @@ class ClassModel:
         owner = self.mro[caller]
         if call.target is None or not isinstance(owner, ClassRef):
             return None
+        if call.kind == "function":
+            function = None if call.imported is not None else self.project.function(owner.module, call.target)
+            return None if function is None else (caller, function)
         resolved = self._resolve(owner, call)
+        if isinstance(resolved, ModuleRef) and call.kind == "explicit":  # ``helpers.setup(self)``
+            function = self.project.function(resolved.name, call.name)
+            return None if function is None else (caller, function)
         k = self._index.get(resolved) if isinstance(resolved, ClassRef) else None
         if k is None:
             # An unknown class's method, or a class outside the MRO: code we cannot follow.

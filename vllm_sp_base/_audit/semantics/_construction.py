@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from vllm_sp_base._audit.prescan._prescan import HARMLESS_EXTERNAL_BASES
 from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, nearest_test, walk
+from vllm_sp_base._audit.semantics._project import Opaque
 from vllm_sp_base._audit.summaries._conditions import CALLED, EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import (
+    DEFAULTED,
     FALSE_LITERALS,
     Assert,
     Call,
@@ -20,6 +23,7 @@ from vllm_sp_base._audit.summaries._events import (
     SetAny,
     SetEach,
     contradicts,
+    defaulted,
     requirements,
 )
 
@@ -314,6 +318,11 @@ def opposite(test: str) -> str:
     return f"not ({test})" if " " in test else f"not {test}"
 
 
+def _root(name: str) -> str:
+    """The attribute a known name is about: ``a`` of ``a.b`` and of ``a?False``."""
+    return name.split(".", 1)[0].partition(DEFAULTED)[0]
+
+
 def decided_constants(
     model: ClassModel, built: Construction, names: set[str], not_run: set[tuple[int, str]]
 ) -> Known:
@@ -325,7 +334,22 @@ def decided_constants(
     self.config.rank is not None``). ``not_run``: methods that never run on
     the instance (what only a skipped ``__init__`` runs)."""
     known: Known = {}
+    unknown_code = any(  # a base the source does not show may set anything, but a harmless one
+        info is None and isinstance(entry, Opaque) and entry.text.rsplit(".", 1)[-1] not in HARMLESS_EXTERNAL_BASES
+        for entry, info in zip(model.mro, model.infos))
     for name in names:
+        spelled_default = defaulted(name)
+        if spelled_default is not None:
+            # ``getattr(self, "a", default)``: what construction binds to ``a``,
+            # else, where nothing in the class sets ``a``, the default.
+            attr, default = spelled_default
+            facts = decided_constants(model, built, {attr}, not_run).get(attr, [])
+            if not facts and not unknown_code and not built.sets_any and attr not in built.values and not any(
+                    info is not None and attr in info.class_attrs for info in model.infos):
+                facts = [("==", default)]
+            if facts:
+                known[name] = facts
+            continue
         facts = [(test, literal) for attr, test, literal in built.asserted if attr == name]
         values = built.values.get(name, set())
         if values and not built.sets_any and name in built.surely_set and None not in values:
@@ -338,7 +362,7 @@ def decided_constants(
             known[name] = facts
     if not known:
         return known
-    roots = {name.split(".", 1)[0]: name for name in known}
+    roots = {_root(name): name for name in known}
     spelled = [root.encode() for root in roots]
     # An empty list stays empty only where nothing fills it (``self.layers.append``,
     # construction's own included): a method that takes an attribute of it may.
@@ -360,7 +384,7 @@ def decided_constants(
                 continue
             for event in method.events:
                 if type(event) is Set and event.attr in roots:
-                    known = {n: f for n, f in known.items() if n.split(".", 1)[0] != event.attr}
+                    known = {n: f for n, f in known.items() if _root(n) != event.attr}
                 elif type(event) in (SetAny, SetEach) and not torch:
                     return {}  # a set whose name the source does not show
     return known

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vllm_sp_base._audit.summaries._events import Import
-from vllm_sp_base._audit.summaries._summaries import ClassInfo, ModuleInfo
+from vllm_sp_base._audit.summaries._summaries import ClassInfo, Method, ModuleInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +208,26 @@ class Project:
             return ClassRef(module, dotted_name) if info is not None and dotted_name in info.classes else None
         first, *rest = dotted_name.split(".")
         return self._attributes(self.lookup(module, first, depth), rest, depth)
+
+    def function(self, module: str, dotted_name: str, depth: int = 0) -> Method | None:
+        """The module-level function ``dotted_name``, written in ``module``,
+        names (``setup``, ``helpers.setup``, one imported by name), if the
+        source shows it."""
+        if depth > _MAX_DEPTH:
+            return None
+        head, _, name = dotted_name.rpartition(".")
+        if head:
+            found = self.resolve(module, head, depth + 1)
+            return self.function(found.name, name, depth + 1) if isinstance(found, ModuleRef) else None
+        info = self.module(module)
+        if info is None or name in info.classes:
+            return None
+        if name in info.functions:
+            return info.functions[name]
+        imp = info.imports.get(name)
+        if imp is not None and imp.name is not None:
+            return self.function(self.absolute(module, info.is_package, imp), imp.name, depth + 1)
+        return None
 
     def resolve_imported(self, module: str, imp: Import, dotted_name: str) -> Target | None:
         """What ``dotted_name`` refers to where its first name is bound by

@@ -66,6 +66,7 @@ def to_plain(value: FileScan | ModuleInfo | str) -> tuple[Any, ...]:
             [_class(c) for c in value.classes.values()],
             value.is_package,
             value.constants,
+            [_method(f) for f in value.functions.values()],
         )
     return ("R", value)
 
@@ -89,7 +90,7 @@ def _from_plain(plain: Any) -> FileScan | ModuleInfo | str:
             _bool(parses),
         )
     if tag == "M":
-        _, imports, aliases, fallbacks, fallback_aliases, stars, classes, package, constants = plain
+        _, imports, aliases, fallbacks, fallback_aliases, stars, classes, package, constants, functions = plain
         return ModuleInfo(
             imports=_imports_from(imports),
             aliases=_names(aliases),
@@ -99,6 +100,7 @@ def _from_plain(plain: Any) -> FileScan | ModuleInfo | str:
             classes={c.name: c for c in map(_class_from, _each(classes, list))},
             is_package=_bool(package),
             constants=_constants(constants),
+            functions={f.name: f for f in map(_method_from, _each(functions, list))},
         )
     if tag == "R":
         _, reason = plain

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from vllm_sp_base._audit.summaries._events import REQUIREMENT_SEPARATOR
+from vllm_sp_base._audit.summaries._events import DEFAULTED, REQUIREMENT_SEPARATOR
 
 #: How a requirement spells a name of the method (not of the instance): ``@flag``.
 LOCAL = "@"
@@ -192,7 +192,16 @@ class EnclosingTests:
         return f"{LOCAL}{name}" if key is None else input_key(key)
 
     def _self_chain(self, node: ast.expr) -> str | None:
-        """``a.b`` for ``self.a.b``: what a test reads of the instance."""
+        """``a.b`` for ``self.a.b``: what a test reads of the instance;
+        ``a?False`` for ``getattr(self, "a", False)`` (``DEFAULTED``)."""
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                and len(node.args) == 3 and not node.keywords and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == self._self_name and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and isinstance(node.args[2], ast.Constant)
+                and type(node.args[2].value) in LITERAL_TYPES):
+            default = repr(node.args[2].value)
+            if not any(mark in default for mark in ("==", "!=", DEFAULTED, REQUIREMENT_SEPARATOR)):
+                return f"{node.args[1].value}{DEFAULTED}{default}"
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)

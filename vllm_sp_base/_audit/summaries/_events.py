@@ -61,7 +61,9 @@ class Call:
     kind ``self``: ``self.name(...)``, looked up from the instance's class;
     ``super``: ``super().name(...)``, from after the calling method's class;
     ``super_of``: ``super(X, self).name(...)``, from after X (``target``);
-    ``explicit``: ``X.name(self, ...)``, from X. ``caught``: inside a ``try``
+    ``explicit``: ``X.name(self, ...)``, from X (a function of a module
+    where X is one: ``helpers.setup(self)``); ``function``: ``setup(self)``,
+    the function the name ``target`` binds. ``caught``: inside a ``try``
     whose handler swallows AttributeError: what it reads cannot crash the caller.
 
     A ``self`` call that finds no method, property or class attribute reads
@@ -117,6 +119,17 @@ Event = Read | Set | SetEach | SetAny | Call | Marker | Assert
 
 #: How ``Read.requires`` joins its requirements (a literal's repr has no raw newline).
 REQUIREMENT_SEPARATOR = "\n"
+#: How a requirement spells a test of ``getattr(self, "a", default)``:
+#: ``a?<repr of default>``, the default what the test sees where nothing sets ``a``.
+DEFAULTED = "?"
+
+
+def defaulted(name: str) -> tuple[str, str] | None:
+    """(attribute, default's repr) of a name ``DEFAULTED`` spells; None for any other."""
+    attr, mark, default = name.partition(DEFAULTED)
+    return (attr, default) if mark else None
+
+
 #: How a call's target spells a class attribute of the instance that holds a
 #: class (``self.base_class.__init__(self)``: ``.base_class``).
 HELD = "."

@@ -190,25 +190,32 @@ class ModuleInfo:
     is_package: bool
     # module-level ``NAMES = ("a", "b")``: tuples, lists and sets of strings
     constants: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Module-level functions, summarised as what they do to their first
+    # parameter: ``setup(self)`` in a method runs them on the instance.
+    functions: dict[str, Method] = field(default_factory=dict)
 
 
 def detach_sources(info: ModuleInfo) -> None:
     """Drop the module's bytes from its unparsed bodies: a worker sends the
     summary back without them, and ``attach_sources`` puts them back."""
-    for cls in info.classes.values():
-        for method in cls.methods.values():
-            if method._body is not None:
-                method._body.source = b""
+    for method in _all_methods(info):
+        if method._body is not None:
+            method._body.source = b""
 
 
 def attach_sources(info: ModuleInfo, source: bytes, path: str) -> None:
     """The module's bytes and path back into its unparsed bodies (a cached
     summary may have been made from the same bytes at another path)."""
+    for method in _all_methods(info):
+        if method._body is not None:
+            method._body.source = source
+            method._body.path = path
+
+
+def _all_methods(info: ModuleInfo) -> Iterable[Method]:
     for cls in info.classes.values():
-        for method in cls.methods.values():
-            if method._body is not None:
-                method._body.source = source
-                method._body.path = path
+        yield from cls.methods.values()
+    yield from info.functions.values()
 
 
 def summarize_body(method: Method, body: Body) -> None:

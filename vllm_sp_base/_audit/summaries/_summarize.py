@@ -166,6 +166,7 @@ def _bind(
                 imports.pop(stmt.name, None)
                 aliases.pop(stmt.name, None)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            _bind_class_attributes(info, stmt)
             target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
             strings = None if stmt.value is None else constant_strings(stmt.value)
             if isinstance(target, ast.Name) and strings is not None and not fallback:
@@ -174,6 +175,9 @@ def _bind(
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not fallback:
                 _bind_function(info, module, stmt)
+                helper = _method(stmt, "", module) if override or stmt.name not in info.functions else None
+                if helper is not None and (stmt.args.posonlyargs or stmt.args.args):
+                    info.functions[stmt.name] = helper
         elif isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
             _bind(info, module, stmt.body, True, override)
             _bind(info, module, stmt.orelse, fallback, override)
@@ -199,6 +203,16 @@ def _bind(
                 aliases.pop(name, None)
                 if not fallback:
                     info.classes.pop(name, None)
+
+
+def _bind_class_attributes(info: ModuleInfo, stmt: ast.Assign | ast.AnnAssign) -> None:
+    """``C.a = 5`` after ``class C``'s body: a class attribute, as one its body binds."""
+    if stmt.value is None:
+        return
+    for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+        if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and (cls := info.classes.get(target.value.id)) is not None):
+            cls.class_attrs.add(target.attr)
 
 
 def _bind_aliases(

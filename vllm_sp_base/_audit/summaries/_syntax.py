@@ -82,6 +82,15 @@ def constant_strings(node: ast.expr) -> tuple[str, ...] | None:
     return None
 
 
+#: Builtins called with the instance that run none of its code the audit
+#: follows (``setup(self)`` with any other name is followed; the compiled
+#: pre-scan's list, ``lexer/inits.c``, is the same).
+BUILTINS_TAKING_SELF = frozenset({
+    "isinstance", "id", "type", "repr", "str", "print", "vars", "dir", "super", "len", "hash", "iter",
+    "callable", "format", "bool", "issubclass", "object",
+})
+
+
 def suppresses_attribute_error(item: ast.withitem) -> bool:
     """``with contextlib.suppress(AttributeError):`` (or a base of it): a read in
     the body that fails ends the block, not the method."""

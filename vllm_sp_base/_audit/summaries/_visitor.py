@@ -30,6 +30,7 @@ from vllm_sp_base._audit.summaries._events import (
     local_import,
 )
 from vllm_sp_base._audit.summaries._syntax import (
+    BUILTINS_TAKING_SELF,
     constant_strings,
     constant_truth,
     dotted,
@@ -555,8 +556,16 @@ class MethodVisitor(ast.NodeVisitor):
             self._visit_method_call(func, node)
             return
         self.generic_visit(node)
-        if isinstance(func, ast.Name) and func.id in self.local_functions and func.id not in self.inlining:
-            self._inline(func.id, node)
+        if isinstance(func, ast.Name) and func.id in self.local_functions:
+            if func.id not in self.inlining:
+                self._inline(func.id, node)
+        elif isinstance(func, ast.Name) and args and self._is_self(args[0]) and func.id not in BUILTINS_TAKING_SELF:
+            # ``setup(self)``: a function of the module (or imported) run on the instance.
+            condition, requires = self.tests.current()
+            self.events.append(Call(
+                "function", func.id, func.id, self._line(node), self.depth > 0 or self.catching > 0,
+                self.catching > 0, func.col_offset, condition, requires,
+                imported=self._imported(func.id)))
 
     def _visit_method_call(self, func: ast.Attribute, node: ast.Call) -> None:
         owner, args = func.value, node.args
@@ -646,6 +655,7 @@ class MethodVisitor(ast.NodeVisitor):
 
 
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+
 #: Statements after which nothing in their block runs.
 _ENDS_BLOCK = frozenset({ast.Return, ast.Raise, ast.Break, ast.Continue})
 
