@@ -298,3 +298,14 @@ def test_a_flag_with_a_typographic_dash_is_refused_not_read_as_a_value(
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
     assert f"{word}: starts with " in err and "did you mean --tensor-parallel-size?" in err
+
+
+@pytest.mark.parametrize(("word", "meant"), [("\u2013tp", "-tp"), ("\u2013dp", "-dp"), ("\u2014tp", "-tp"),
+                                             ("\u2013\u2013data-parallel-size", "--data-parallel-size")])
+def test_a_typographic_dash_suggests_the_flag_vllm_serve_takes(
+    capsys: pytest.CaptureFixture[str], word: str, meant: str
+) -> None:
+    # "–tp" was typed "-tp": the suggestion must be a flag vllm serve takes.
+    with pytest.raises(SystemExit):
+        main(["explain", f"vllm serve m {word} 8"])
+    assert f"did you mean {meant}?" in capsys.readouterr().err

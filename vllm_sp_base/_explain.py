@@ -106,7 +106,10 @@ def sort_words(parser: argparse.ArgumentParser,
         if word[:1] in _TYPOGRAPHIC_DASHES:
             # A flag pasted from a document or a chat whose editor turned "--" into a dash:
             # vllm serve reads it as a value, so the layout would not be the one meant.
-            fixed = "--" + word.lstrip("".join(_TYPOGRAPHIC_DASHES) + "-")
+            bare = word.lstrip("".join(_TYPOGRAPHIC_DASHES) + "-")
+            flag = bare.partition("=")[0]
+            # "–tp" was "-tp" (a one-dash short flag), "—tensor-parallel-size" "--...".
+            fixed = ("-" if f"-{flag}" in takes_value and f"--{flag}" not in takes_value else "--") + bare
             raise ExplainInputError(f"{word}: starts with {word[0]!r} (U+{ord(word[0]):04X}), not '-': "
                                     f"vllm serve does not read it as a flag; did you mean {fixed}?")
         name, equals, value = word.partition("=")

@@ -141,8 +141,10 @@ def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> Au
 
 
 def _drop_baselined(result: AuditResult, baseline: set[str]) -> None:
+    before = len(result.findings) + len(result.unresolved)
     result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
     result.unresolved = [u for u in result.unresolved if u.fingerprint() not in baseline]
+    result.baselined = before - len(result.findings) - len(result.unresolved)
 
 
 def _can_fix(args: argparse.Namespace) -> None:

@@ -179,6 +179,7 @@ class AuditResult:
     files: int = 0
     parsed: int = 0
     suppressed: int = 0
+    baselined: int = 0  # findings and unresolved bases the baseline hides
     only_bases: list[str] = field(default_factory=list)  # classes never built on their own
     unresolved: list[Unresolved] = field(default_factory=list)
     unused_noqa: list[tuple[str, int]] = field(default_factory=list)  # (path, line): suppresses nothing

@@ -287,9 +287,12 @@ def summary(result: AuditResult) -> str:
                 f"{plural(len(classes), 'class', 'classes')} ({plural(len(skipped), 'skipped __init__')})")
     else:
         text = "No errors or warnings"
-    text += f"; {plural(result.files, 'file')} audited"
+    # A file said as one that could not be audited is not counted as audited too.
+    text += f"; {plural(max(result.files - len({path for path, _ in result.diagnostics}), 0), 'file')} audited"
     if result.suppressed:
         text += f", {result.suppressed} suppressed (noqa, ignore comments)"
+    if result.baselined:
+        text += f", {result.baselined} in the baseline"
     bases = {(u.base, u.reason) for u in result.unresolved}
     if bases:
         hidden = {u.class_name for u in result.unresolved}
