@@ -250,6 +250,12 @@ def test_plain_classes_an_engine_drives_are_configured_in_pyproject(
     assert code == 1 and "[error] MyCore: self.scheduler read at" in out
     code, out, _ = _run(capsys, "--show-settings", str(module))
     assert "EngineCore: step" in out and "WorkerBase: init_device" in out  # the defaults stay
+    config.write_text('[tool.vllm-sp-base]\nplain-entry-points = { "engine.core.EngineCore" = ["step"] }\n')
+    code, out, _ = _run(capsys, "--output-format", "concise", str(module))
+    assert code == 1 and "[error] MyCore: self.scheduler read at" in out  # a dotted name: where it lives
+    config.write_text('[tool.vllm-sp-base]\nplain-entry-points = { WorkerBase = [] }\n')
+    code, out, _ = _run(capsys, "--show-settings", str(module))
+    assert "WorkerBase" not in out and "SpecDecodeBaseProposer: load_model" in out  # a bare name drops its default
     config.write_text('[tool.vllm-sp-base]\nplain-entry-points = { EngineCore = "step" }\n')
     code, _, err = _run(capsys, str(module))
     assert code == 2 and "plain-entry-points must be a table" in err and err.count("\n") == 1

@@ -253,15 +253,17 @@ def _names(path: str, table: dict[str, object], key: str) -> tuple[str, ...] | N
 
 def _driven(path: str, value: object) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``plain-entry-points = {WorkerBase = ["execute_model"], MyRunner = [...]}``:
-    each base named replaces the default's methods for it (``[]`` drops it);
-    the other defaults stay."""
+    each base named replaces the default's methods for it (``[]`` drops it;
+    a name without dots replaces the defaults of that last name); the other
+    defaults stay. A dotted name is the class defined there."""
     if not isinstance(value, dict) or not all(
-        isinstance(base, str) and base.isidentifier() and isinstance(methods, list)
+        isinstance(base, str) and all(part.isidentifier() for part in base.split(".")) and isinstance(methods, list)
         and all(isinstance(m, str) and m.isidentifier() for m in methods)
         for base, methods in value.items()
     ):
         raise ConfigError(f"{path}: [tool.{SECTION}] plain-entry-points must be a table of class names "
                           "to lists of method names, e.g. { WorkerBase = [\"execute_model\"] }")
-    merged = dict(DEFAULT_PLAIN_ENTRY_POINTS)
+    bare = {base for base in value if "." not in base}
+    merged = {base: methods for base, methods in DEFAULT_PLAIN_ENTRY_POINTS if base.rsplit(".", 1)[-1] not in bare}
     merged.update({base: tuple(methods) for base, methods in value.items()})
     return tuple((base, methods) for base, methods in merged.items() if methods)

@@ -1299,6 +1299,18 @@ INVALID = (
                 self.args = args
     """, (("PPOTrainer", "model", "error"),), name="trainer-train-saves-the-model"),
     Example("""
+        import torch
+        class Lookahead(torch.optim.Optimizer):
+            def __init__(self, params, k=5):
+                super().__init__(params, {"lr": 1e-3})
+                self.k = k
+            def step(self, closure=None):
+                return self.k  # a training loop runs step() on every iteration
+        class SlowLookahead(Lookahead):
+            def __init__(self, params):
+                torch.optim.Optimizer.__init__(self, params, {"lr": 1e-4})  # skips Lookahead.__init__
+    """, (("SlowLookahead", "k", "error"),), name="optimizer-step-runs-every-iteration"),
+    Example("""
         from torch import nn
         class Base(nn.Module):
             def __init__(self):

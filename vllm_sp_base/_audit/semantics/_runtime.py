@@ -201,9 +201,14 @@ def _name(model: ClassModel, index: int) -> str:
 
 def plain_entry_points(model: ClassModel, drives: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, ...]:
     """The methods the engine calls on a plain class it drives (``drives``:
-    base class name -> its methods the engine calls), in that order."""
+    base class -> its methods the engine calls), in that order. A dotted base
+    (``torch.optim.optimizer.Optimizer``) says where the class lives; it is
+    matched by its last name, as forks and vendored copies keep the name and
+    not the module."""
     names = {_name(model, index) for index in range(len(model.mro))}
-    return tuple(dict.fromkeys(method for base, methods in drives if base in names for method in methods))
+    return tuple(dict.fromkeys(
+        method for base, methods in drives if base.rsplit(".", 1)[-1] in names for method in methods
+    ))
 
 
 def gated(entries: Sequence[str], sets: set[str], anything: bool, draft: bool = False) -> list[str]:

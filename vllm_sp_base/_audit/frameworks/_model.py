@@ -1,0 +1,29 @@
+"""The shape of a framework's description."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Driven:
+    """A plain (not torch module) class the framework builds and drives, by
+    where it is defined (``vllm.v1.worker.worker_base.WorkerBase``, matched by
+    its last name: forks and vendored copies keep the name, not the module),
+    and the methods it calls on every subclass's instance."""
+
+    cls: str
+    calls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Framework:
+    """``module_entry_points``: what the framework calls on every torch module
+    it runs; ``feature_entry_points``: what it calls only with a feature on (a
+    read reached only from these is at most a warning); ``driven``: the plain
+    classes it drives."""
+
+    name: str
+    module_entry_points: tuple[str, ...] = ()
+    feature_entry_points: tuple[str, ...] = ()
+    driven: tuple[Driven, ...] = ()

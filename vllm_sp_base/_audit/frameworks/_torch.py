@@ -1,0 +1,19 @@
+"""torch: ``module(x)`` runs ``forward`` through ``Module.__call__`` (unless a
+class overrides ``__call__``: the core reads that); ``tensor.to(device)`` runs
+a ``Tensor`` subclass's ``to`` (``_to_copy``: ``model.to(device)`` on what
+holds torchao's quantized weights); a training loop runs an optimizer's
+``zero_grad`` and ``step`` on every iteration."""
+
+from __future__ import annotations
+
+from vllm_sp_base._audit.frameworks._model import Driven, Framework
+
+TORCH = Framework(
+    "torch",
+    module_entry_points=("forward", "__call__"),
+    feature_entry_points=("to",),
+    driven=(
+        Driven("torch._tensor.Tensor", ("to",)),
+        Driven("torch.optim.optimizer.Optimizer", ("zero_grad", "step")),
+    ),
+)
