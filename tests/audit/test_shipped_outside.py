@@ -4,8 +4,9 @@ show Python fails there too.
 
 Optimisers are driven by a training loop (``zero_grad(); step()``): torch's
 ``Optimizer.zero_grad`` reads ``self.defaults``, which only
-``Optimizer.__init__`` sets. A wrapper that skips it crashes on the first
-iteration."""
+``Optimizer.__init__`` sets, and wraps the class's ``step`` in a wrapper that
+reads the hook dictionaries ``Optimizer.__init__`` sets. A wrapper optimiser
+that skips it crashes on the first iteration."""
 
 from __future__ import annotations
 
@@ -44,6 +45,16 @@ LOOKAHEAD = textwrap.dedent("""
 """)
 
 
+# The Lookahead of timm before it set the hook dictionaries, copied by many
+# projects and shipped by optimiser collections: kozistr/pytorch_optimizer#122,
+# liupei101/DSCA#5, xiwenc1/TimeMIL#6, ChongQingNoSubway/PDL#1; torchcontrib's
+# SWA in anthony-wang/CrabNet#36. It shares ``defaults``, so ``zero_grad``
+# runs, wraps ``step``, and the wrapper fails.
+LOOKAHEAD_WITH_DEFAULTS = LOOKAHEAD.replace(
+    "self.state = defaultdict(dict)", "self.state = defaultdict(dict)\n        self.defaults = optimizer.defaults")
+HOOKS = ("_optimizer_step_post_hooks", "_optimizer_step_pre_hooks")
+
+
 def _audited(*paths: Path) -> list[Finding]:
     return audit([str(p) for p in paths], cache=Cache(None, False)).findings
 
@@ -62,9 +73,11 @@ def test_named_optimizer_of_torch_distributed(tmp_path: Path) -> None:
     source = Path(named_optimizer.__file__)
     copy = tmp_path / "named_optimizer.py"
     shutil.copy(source, copy)  # audited alone; torch itself resolves from the installed packages
-    [found] = [f for f in _audited(copy) if f.class_name.endswith("_NamedOptimizer")]
-    assert (found.attribute, found.severity, found.method) == (
-        "defaults", "error", "torch.optim.optimizer.Optimizer.zero_grad")
+    found = {f.attribute: f for f in _audited(copy) if f.class_name.endswith("_NamedOptimizer")}
+    assert (found["defaults"].severity, found["defaults"].method, found["defaults"].masked_by) == (
+        "error", "torch.optim.optimizer.Optimizer.zero_grad", None)
+    # The step wrapper's reads are real too, yet zero_grad fails before it installs the wrapper.
+    assert {a: f.masked_by for a, f in found.items() if a != "defaults"} == dict.fromkeys(HOOKS, "defaults")
 
     optimizer = named_optimizer._NamedOptimizer(_linear().named_parameters(), torch.optim.SGD, lr=0.1)
     optimizer.step()
@@ -75,9 +88,10 @@ def test_named_optimizer_of_torch_distributed(tmp_path: Path) -> None:
 def test_lookahead_wrapper_without_defaults(tmp_path: Path) -> None:
     module = tmp_path / "lookahead.py"
     module.write_text(LOOKAHEAD)
-    [found] = _audited(module)
-    assert (found.class_name, found.attribute, found.severity, found.method) == (
-        "lookahead.Lookahead", "defaults", "error", "torch.optim.optimizer.Optimizer.zero_grad")
+    found = {f.attribute: f for f in _audited(module)}
+    assert (found["defaults"].class_name, found["defaults"].severity, found["defaults"].method) == (
+        "lookahead.Lookahead", "error", "torch.optim.optimizer.Optimizer.zero_grad")
+    assert {a: f.masked_by for a, f in found.items() if a != "defaults"} == dict.fromkeys(HOOKS, "defaults")
 
     namespace: dict[str, object] = {}
     exec(compile(LOOKAHEAD, str(module), "exec"), namespace)  # noqa: S102 - the test's own source
@@ -86,8 +100,51 @@ def test_lookahead_wrapper_without_defaults(tmp_path: Path) -> None:
         wrapper.zero_grad()
 
 
-def test_lookahead_wrapper_that_shares_defaults_is_clean(tmp_path: Path) -> None:
+def _built(source: str, path: Path) -> torch.optim.Optimizer:
+    namespace: dict[str, object] = {}
+    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - the test's own source
+    wrapper = namespace["Lookahead"](torch.optim.SGD(_linear().parameters(), lr=0.1))  # type: ignore[operator]
+    assert isinstance(wrapper, torch.optim.Optimizer)
+    return wrapper
+
+
+def test_lookahead_wrapper_without_the_step_hooks(tmp_path: Path) -> None:
     module = tmp_path / "lookahead.py"
-    module.write_text(LOOKAHEAD.replace(
-        "self.state = defaultdict(dict)", "self.state = defaultdict(dict)\n        self.defaults = optimizer.defaults"))
+    module.write_text(LOOKAHEAD_WITH_DEFAULTS)
+    found = _audited(module)
+    assert [(f.attribute, f.severity, f.entry, f.method) for f in found] == [
+        (hook, "error", "zero_grad", "torch.optim.optimizer.Optimizer.profile_hook_step") for hook in HOOKS]
+    assert [frame.method for frame in found[0].chain] == ["Optimizer.zero_grad", "Optimizer.profile_hook_step"]
+
+    wrapper = _built(LOOKAHEAD_WITH_DEFAULTS, module)
+    wrapper.zero_grad()  # wraps step
+    with pytest.raises(AttributeError, match="'Lookahead' object has no attribute '_optimizer_step_pre_hooks'"):
+        wrapper.step()
+
+
+def test_lookahead_wrapper_with_the_step_hooks_is_clean(tmp_path: Path) -> None:
+    """timm's fix: the wrapper sets the hook dictionaries itself."""
+    source = LOOKAHEAD_WITH_DEFAULTS.replace(
+        "self.optimizer = optimizer",
+        "self.optimizer = optimizer\n        self._optimizer_step_pre_hooks = {}\n"
+        "        self._optimizer_step_post_hooks = {}")
+    module = tmp_path / "lookahead.py"
+    module.write_text(source)
     assert _audited(module) == []
+    wrapper = _built(source, module)
+    wrapper.zero_grad()
+    wrapper.step()
+
+
+def test_lookahead_wrapper_with_its_own_zero_grad_is_clean(tmp_path: Path) -> None:
+    """Its ``zero_grad`` is not torch's: nothing wraps ``step``."""
+    source = LOOKAHEAD_WITH_DEFAULTS + textwrap.indent(textwrap.dedent("""
+        def zero_grad(self, set_to_none=True):
+            self.optimizer.zero_grad(set_to_none)
+    """), "    ")
+    module = tmp_path / "lookahead.py"
+    module.write_text(source)
+    assert _audited(module) == []
+    wrapper = _built(source, module)
+    wrapper.zero_grad()
+    wrapper.step()

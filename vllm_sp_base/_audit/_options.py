@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vllm_sp_base._audit.frameworks import FRAMEWORKS
+from vllm_sp_base._audit.frameworks import FRAMEWORKS, Wrapper
 
 #: The entry points of a torch module (a class with torch's ``Module`` in
 #: its MRO): what torch and the engines' model runners call on every load
@@ -25,6 +25,9 @@ DEFAULT_FEATURE_ENTRY_POINTS = tuple(dict.fromkeys(
 #: Any other plain class is checked while it is built only.
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (d.cls, d.calls) for f in (*FRAMEWORKS[1:], FRAMEWORKS[0]) for d in f.driven)
+#: What a framework wraps around a driven class's method, by the class.
+DEFAULT_WRAPPERS: tuple[tuple[str, Wrapper], ...] = tuple(
+    (d.cls, w) for f in FRAMEWORKS for d in f.driven for w in d.wrappers)
 
 
 @dataclass(frozen=True)

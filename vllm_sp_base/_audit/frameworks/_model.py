@@ -6,6 +6,19 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Wrapper:
+    """The framework wraps ``method`` of every subclass of a driven class once
+    one of ``installed_by`` (methods of the driven class itself) has run on
+    the instance; the wrapper, in the driven class's ``by``, reads ``reads``
+    of the instance before the subclass's method runs."""
+
+    method: str
+    by: str
+    reads: tuple[str, ...]
+    installed_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Driven:
     """A plain (not torch module) class the framework builds and drives, by
     where it is defined (``vllm.v1.worker.worker_base.WorkerBase``, matched by
@@ -14,6 +27,7 @@ class Driven:
 
     cls: str
     calls: tuple[str, ...]
+    wrappers: tuple[Wrapper, ...] = ()
 
 
 @dataclass(frozen=True)

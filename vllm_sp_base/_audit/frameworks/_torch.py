@@ -2,11 +2,13 @@
 class overrides ``__call__``: the core reads that); ``tensor.to(device)`` runs
 a ``Tensor`` subclass's ``to`` (``_to_copy``: ``model.to(device)`` on what
 holds torchao's quantized weights); a training loop runs an optimizer's
-``zero_grad`` and ``step`` on every iteration."""
+``zero_grad`` and ``step`` on every iteration, and torch's ``zero_grad``
+wraps the class's ``step`` (``_patch_step_function``) in a wrapper that
+reads the hook dictionaries ``Optimizer.__init__`` sets."""
 
 from __future__ import annotations
 
-from vllm_sp_base._audit.frameworks._model import Driven, Framework
+from vllm_sp_base._audit.frameworks._model import Driven, Framework, Wrapper
 
 TORCH = Framework(
     "torch",
@@ -14,6 +16,10 @@ TORCH = Framework(
     feature_entry_points=("to",),
     driven=(
         Driven("torch._tensor.Tensor", ("to",)),
-        Driven("torch.optim.optimizer.Optimizer", ("zero_grad", "step")),
+        Driven("torch.optim.optimizer.Optimizer", ("zero_grad", "step"), wrappers=(
+            Wrapper("step", by="profile_hook_step",
+                    reads=("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks"),
+                    installed_by=("zero_grad",)),
+        )),
     ),
 )

@@ -1311,6 +1311,17 @@ INVALID = (
                 torch.optim.Optimizer.__init__(self, params, {"lr": 1e-4})  # skips Lookahead.__init__
     """, (("SlowLookahead", "k", "error"),), name="optimizer-step-runs-every-iteration"),
     Example("""
+        from torch.optim import Optimizer
+        class Lookahead(Optimizer):
+            def __init__(self, optimizer):
+                self.optimizer = optimizer  # skips Optimizer.__init__, sets what zero_grad reads
+                self.defaults = optimizer.defaults
+                self.param_groups = optimizer.param_groups
+            def step(self, closure=None):
+                return self.optimizer.step(closure)  # torch's zero_grad wrapped it: the wrapper reads the hooks
+    """, (("Lookahead", "_optimizer_step_post_hooks", "error"), ("Lookahead", "_optimizer_step_pre_hooks", "error")),
+        name="optimizer-step-wrapper-reads-the-hooks"),
+    Example("""
         from torch import nn
         class Base(nn.Module):
             def __init__(self):

@@ -294,4 +294,19 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="parent-sets-through-a-module-function"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def __setstate__(self, state):
+                self.__dict__.update(state)
+                self.scale = 2  # runs on the copy pickle or copy builds, never on this instance
+            def forward(self, x):
+                return x * self.scale
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="set-in-setstate-is-not-set-on-a-built-instance"),
 )

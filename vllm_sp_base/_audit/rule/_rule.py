@@ -10,7 +10,9 @@ from vllm_sp_base._audit._options import (
     DEFAULT_ENTRY_POINTS,
     DEFAULT_FEATURE_ENTRY_POINTS,
     DEFAULT_PLAIN_ENTRY_POINTS,
+    DEFAULT_WRAPPERS,
 )
+from vllm_sp_base._audit.frameworks import Wrapper
 from vllm_sp_base._audit.report._finding import Finding, Frame
 from vllm_sp_base._audit.rule import _examples, _examples_python
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
@@ -36,6 +38,7 @@ from vllm_sp_base._audit.semantics._runtime import (
     is_draft,
     role_facts,
     set_by_the_engine,
+    wrapper_reads,
 )
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import Known, defaulted, requirements
@@ -81,6 +84,7 @@ class SkippedInitRead:
         feature_entry_points: Sequence[str] = DEFAULT_FEATURE_ENTRY_POINTS,
         plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
         spelling: Callable[[str], list[tuple[str, bytes]]] | None = None,
+        wrappers: Sequence[tuple[str, Wrapper]] = DEFAULT_WRAPPERS,
     ) -> None:
         self.project = project
         # name -> (path, bytes) of the audited files that spell it; None: not known
@@ -91,6 +95,7 @@ class SkippedInitRead:
         self.show_unreachable = show_unreachable
         self.feature_entry_points = tuple(feature_entry_points)
         self.plain_entry_points = tuple(plain_entry_points)
+        self.wrappers = tuple(wrappers)
 
     def check(self, ref: ClassRef) -> list[Finding]:
         model = ClassModel(self.project, ref)
@@ -144,6 +149,9 @@ class SkippedInitRead:
         } if tested else {}
         if decided:  # a test the built instance always fails hides what runs under it
             reached = reach(model, missing, entries, features, decided)
+        for attr, hit in wrapper_reads(model, self.wrappers, missing, entries).items():
+            if attr not in reached or reached[attr][1].conditional:
+                reached[attr] = hit
         # Only now, for the few attributes left: it parses every method that may name them.
         asked = missing if self.show_unreachable else set(reached)
         if asked:
@@ -264,8 +272,8 @@ class SkippedInitRead:
             if info is None:
                 continue
             for name, method in info.methods.items():
-                if (name == "__init__" or name in not_run or (index, name) in only_skipped
-                        or not method.may_name(names)):
+                if (name == "__init__" or name in not_run or name in _NOT_BEFORE_A_READ
+                        or (index, name) in only_skipped or not method.may_name(names)):
                     continue
                 found.update(set(method.sets) - every_load if name in only_with_a_feature else method.sets)
         return found & missing
@@ -332,6 +340,11 @@ class SkippedInitRead:
         located = self.project.module_file(entry.module)
         return located[0] if located else entry.module
 
+
+#: Methods Python runs on a built instance before none of its reads:
+#: ``__setstate__`` runs on the instance unpickling or ``copy`` makes, never
+#: on one its ``__init__`` built; ``__del__`` runs last.
+_NOT_BEFORE_A_READ = frozenset({"__setstate__", "__del__"})
 
 #: How many tests on the way to a read a finding's condition says, at most.
 _TESTS_SAID = 4

@@ -9,7 +9,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vllm_sp_base._audit.semantics._classes import ClassModel
+from vllm_sp_base._audit.frameworks import Wrapper
+from vllm_sp_base._audit.semantics._classes import ClassModel, Reached, Step
 from vllm_sp_base._audit.semantics._modalities import (
     MODALITIES,
     supported_modalities,
@@ -209,6 +210,64 @@ def plain_entry_points(model: ClassModel, drives: Sequence[tuple[str, Sequence[s
     return tuple(dict.fromkeys(
         method for base, methods in drives if base.rsplit(".", 1)[-1] in names for method in methods
     ))
+
+
+def wrapper_reads(
+    model: ClassModel, wrappers: Sequence[tuple[str, Wrapper]], wanted: set[str], entries: Sequence[str],
+) -> dict[str, tuple[str, Reached]]:
+    """What a framework's wrapper of a driven class's method reads before the
+    method runs, of ``wanted``, where every load calls both the method and
+    the driven class's own method that installs the wrapper (torch's
+    ``Optimizer.zero_grad`` wraps ``step``): attribute -> (entry, read), the
+    read at the wrapper's definition, on the way in through the installer.
+    """
+    found: dict[str, tuple[str, Reached]] = {}
+    for cls, wrapper in wrappers:
+        if wrapper.method not in entries or not wanted:
+            continue
+        name = cls.rsplit(".", 1)[-1]
+        owner = next((i for i, e in enumerate(model.mro) if isinstance(e, ClassRef) and _name(model, i) == name), None)
+        installers = [] if owner is None else [
+            found_here[1] for m in wrapper.installed_by
+            if m in entries and (found_here := model.lookup(m)) is not None and found_here[0] == owner
+            and found_here[1] is not None]
+        if owner is None or not installers:
+            continue  # not the framework's class, or the class's own override never installs it
+        line = _defined_at(model, owner, wrapper.by)
+        if line is None:
+            continue  # not the framework's class as its source shows it (another version)
+        installer = installers[0]
+        chain = (Step(owner, installer.name, installer.line),)
+        for attr in wrapper.reads:
+            if attr in wanted and attr not in found:
+                # Met after all the installer runs: a sure failure in it masks the read.
+                found[attr] = (installer.name, Reached(attr, owner, wrapper.by, line, chain, False, order=_AFTER_ALL))
+    return found
+
+
+#: The order of a read met once a whole entry point has run.
+_AFTER_ALL = 1 << 30
+
+
+def _defined_at(model: ClassModel, index: int, method: str) -> int | None:
+    """The line of ``def method`` in the class at ``index``, read from its
+    source (a static method, which the summaries do not keep)."""
+    entry, info = model.mro[index], model.infos[index]
+    located = model.project.module_file(entry.module) if isinstance(entry, ClassRef) else None
+    if located is None or info is None:
+        return None
+    source = model.project.source(located[0])
+    if source is None:
+        return None
+    found = re.compile(rb"^[ \t]+def " + re.escape(method.encode()) + rb"\b", re.MULTILINE).search(source, _offset(source, info.line))
+    return None if found is None else source.count(b"\n", 0, found.start()) + 1
+
+
+def _offset(source: bytes, line: int) -> int:
+    offset = 0
+    for _ in range(line - 1):
+        offset = source.index(b"\n", offset) + 1
+    return offset
 
 
 def gated(entries: Sequence[str], sets: set[str], anything: bool, draft: bool = False) -> list[str]:
