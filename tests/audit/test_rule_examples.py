@@ -7,6 +7,8 @@ agree."""
 
 from __future__ import annotations
 
+import functools
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,13 +25,31 @@ from vllm_sp_base._audit.summaries._summaries import ModuleInfo, python_name, sh
 from vllm_sp_base._audit.summaries._summarize import summarize
 
 
+@functools.lru_cache(maxsize=None)
+def _installed(path: str, is_package: bool) -> ModuleInfo | None:
+    """An installed module's summary (torch's), as the audit reads it."""
+    try:
+        return summarize(Path(path).read_bytes(), path, is_package)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
 def _check(example: Example) -> set[tuple[str, str, str]]:
     info = summarize(example.source, "example.py", False)
 
     def load(path: str, is_package: bool) -> ModuleInfo | None:
-        return info if path.endswith("example.py") else None
+        return info if path.endswith("example.py") else _installed(path, is_package)
 
-    project = Project([], load, text=lambda path: example.source.encode() if path == "example.py" else None)
+    # The installed packages resolve bases as the audit's own roots do (torch's ``Optimizer``).
+    roots = [p for p in sys.path if p and Path(p).is_dir()]
+    project = Project(roots, load, text=lambda path: example.source.encode() if path == "example.py" else _read(path))
     project.add_module("example", info, "example.py")
     source = example.source.encode()
     rule = SkippedInitRead(project, lambda module: module == "example",

@@ -758,6 +758,16 @@ VALID = (
     """, name="unresolved-base-init-called"),
     Example("""
         from torch import nn
+        from not_installed_anywhere import ExactGP
+        class Model(nn.Module):
+            pass
+        class GP(Model, ExactGP):
+            def __init__(self, x):
+                ExactGP.__init__(self, x)  # code not shown: a torch module of its own may run nn.Module's
+                self.to(x)
+    """, name="unresolved-base-may-run-an-outside-init"),
+    Example("""
+        from torch import nn
         class LinearBase(nn.Module):
             def __init__(self):
                 super().__init__()
@@ -1310,6 +1320,19 @@ INVALID = (
             def __init__(self, params):
                 torch.optim.Optimizer.__init__(self, params, {"lr": 1e-4})  # skips Lookahead.__init__
     """, (("SlowLookahead", "k", "error"),), name="optimizer-step-runs-every-iteration"),
+    Example("""
+        from torch import nn
+        from not_installed_anywhere import ExactGP
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class GP(Scaled, ExactGP):
+            def __init__(self, x):
+                ExactGP.__init__(self, x)  # a package's class runs no __init__ of this tree's Scaled
+    """, (("GP", "scale", "error"),), name="unresolved-base-runs-no-init-of-the-tree"),
     Example("""
         from torch.optim import Optimizer
         class Lookahead(Optimizer):

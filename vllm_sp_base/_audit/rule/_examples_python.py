@@ -8,6 +8,46 @@ from __future__ import annotations
 
 from vllm_sp_base._audit.rule._examples import Example
 
+#: A parent ``__init__`` that runs ``set_pending`` only when given ``pending``
+#: (its default None), and a subclass whose override reads what it has not
+#: set yet; ``CALL`` is how the subclass runs the parent.
+_PENDING = """
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self, pending=None):
+                super().__init__()
+                if pending is not None:
+                    self.set_pending(pending)
+            def set_pending(self, pending):
+                self.pending = pending
+            def forward(self, x):
+                return x
+        class Scaled(Base):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Mixin:
+            def set_pending(self, pending):
+                self.bounds = pending * self.scale
+        class Noisy(Mixin, Scaled):
+            def __init__(self):
+                CALL
+                self.scale = 3
+"""
+
+#: A torch module whose ``__init__`` sets what its ``forward`` reads.
+_ENV = """
+        from torch import nn
+        class Env(nn.Module):
+            def __init__(self, base):
+                super().__init__()
+                self.base = base
+            def forward(self, x):
+                return x * self.base
+"""
+
 VALID = (
     Example("""
         from torch import nn
@@ -151,6 +191,36 @@ VALID = (
                 nn.Module.__init__(self)
                 setup(self)  # a module-level function sets it on the instance
     """, name="module-function-sets-the-attribute"),
+    Example("""
+        from torch import nn
+        class Strategy(nn.Module):
+            def __init__(self, jitter=1.0):
+                super().__init__()
+                self._jitter = jitter
+            @property
+            def jitter(self):
+                return self._jitter
+            @jitter.setter
+            def jitter(self, value):
+                self._jitter = value
+            def forward(self, x):
+                return x * self.jitter
+        class Child(Strategy):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.jitter = 1e-4  # runs the setter, which sets _jitter
+    """, name="set-through-a-property-setter"),
+    Example(_ENV + """
+        class ChatEnv(Env):
+            def __init__(self):
+                self._from_loader(self, 2)  # a class method given the instance runs Env.__init__
+            @classmethod
+            def _from_loader(cls, self, loader):
+                Env.__init__(self, loader)
+                return self
+    """, name="a-class-method-given-the-instance-runs-the-parent-init"),
+    Example(_PENDING.replace("CALL", "Base.__init__(self)  # pending left out: its default None skips set_pending"),
+            name="an-argument-left-out-takes-its-default"),
 )
 
 
@@ -309,4 +379,35 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="set-in-setstate-is-not-set-on-a-built-instance"),
+    Example("""
+        from torch import nn
+        class Strategy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._jitter = 1e-4
+                self.points = 3
+            @property
+            def jitter(self):
+                return self._jitter
+            @jitter.setter
+            def jitter(self, value):
+                self._jitter = value * self.points  # the setter reads what it needs
+            def forward(self, x):
+                return x * self.jitter
+        class Child(Strategy):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.jitter = 1e-4  # runs the setter: self.points is not set yet
+    """, (("Child", "points", "error"),), name="a-property-setter-runs-while-it-is-built"),
+    Example(_ENV + """
+        class Tool(Env):
+            def __init__(self):
+                nn.Module.__init__(self)
+                type(self)._setup(self, 2)
+            @staticmethod
+            def _setup(instance, value):
+                instance.other = value  # sets nothing Env.__init__ sets
+    """, (("Tool", "base", "error"),), name="a-static-method-given-the-instance-sets-what-it-sets"),
+    Example(_PENDING.replace("CALL", "Base.__init__(self, pending=1)  # set_pending reads scale before it is set"),
+            (("Noisy", "scale", "warning"),), name="an-argument-passed-runs-what-it-gates"),
 )

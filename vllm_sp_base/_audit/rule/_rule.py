@@ -27,7 +27,7 @@ from vllm_sp_base._audit.semantics._construction import (
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
 from vllm_sp_base._audit.semantics._outside import filled_from_outside
-from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Project
+from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, Project
 from vllm_sp_base._audit.semantics._refused import refused_settings
 from vllm_sp_base._audit.semantics._runtime import (
     TARGET_ONLY,
@@ -121,6 +121,13 @@ class SkippedInitRead:
     def _skipped(self, model: ClassModel, ref: ClassRef, built: Construction) -> list[Finding]:
         """What the ``__init__``s construction never runs leave unset, read."""
         skipped = skipped_inits(model, built)
+        if built.unknown_from is not None:
+            # An ``__init__`` the source does not show ran (gpytorch's ``ExactGP``,
+            # not installed): its own bases are unknown, so a class from outside
+            # the audited tree that does not derive from it (torch's ``Module``)
+            # may be one it runs, wherever the MRO computed without them puts it.
+            unseen = model.mro[built.unknown_from]
+            skipped = [i for i in skipped if not self._may_be_a_base_of(model.mro[i], unseen)]
         skippers = _skippers(skipped, built, model.mro)
         if not any(isinstance(r, ClassRef) and self.in_scope(r.module) for r in skippers.values()):
             return []
@@ -186,6 +193,13 @@ class SkippedInitRead:
                 finding = dataclasses.replace(finding, masked_by=by, masked_while_built=while_built)
             reported.append(finding)
         return reported
+
+    def _may_be_a_base_of(self, entry: MroEntry, unseen: MroEntry) -> bool:
+        """Whether ``entry``, a class the source shows, may be a base of the
+        unresolved ``unseen``: one from outside the audited tree that does not
+        derive from it (a package's class may derive from another package's)."""
+        return (isinstance(entry, ClassRef) and isinstance(unseen, Opaque) and not self.in_scope(entry.module)
+                and unseen not in self.project.mro(entry))
 
     def _skipped_under_a_test(
         self, model: ClassModel, ref: ClassRef, built: Construction, reported: set[str]

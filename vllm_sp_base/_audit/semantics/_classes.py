@@ -19,14 +19,19 @@ from vllm_sp_base._audit.semantics._project import (
     Project,
     Target,
 )
+from vllm_sp_base._audit.summaries._conditions import LOCAL
 from vllm_sp_base._audit.summaries._events import (
     HELD,
     REQUIREMENT_SEPARATOR,
+    SETTER,
+    STATIC,
     Call,
     Event,
     Known,
     Marker,
+    Parameters,
     Read,
+    Set,
     SetEach,
     contradicts,
     parse_local_import,
@@ -94,6 +99,8 @@ class ClassModel:
     def target(self, caller: int, call: Call) -> Found | None:
         """What ``call``, made by the method of ``mro[caller]``, runs."""
         if call.kind == "self":
+            if call.name.endswith(STATIC):  # given the instance: a regular method first found wins
+                return _first(self.lookup(call.name, 0), self.lookup(call.name[: -len(STATIC)], 0))
             return self.lookup(call.name, 0)
         if call.kind == "super":
             return self.lookup(call.name, caller + 1)
@@ -111,7 +118,9 @@ class ClassModel:
         if k is None:
             # An unknown class's method, or a class outside the MRO: code we cannot follow.
             return None
-        return self.lookup(call.name, k + 1 if call.kind == "super_of" else k)
+        start = k + 1 if call.kind == "super_of" else k
+        # ``Parent.m(self)``: a regular method, or a static or class method given the instance.
+        return _first(self.lookup(call.name, start), self.lookup(call.name + STATIC, start))
 
     def outside_mro(self, caller: int, call: Call) -> bool:
         """Whether ``call`` names a class the source shows that is not in the MRO
@@ -234,20 +243,25 @@ def walk(
     seen[key] = conditional
     # Each frame, and whether an exception it raises ends its caller too (the
     # call into it ran on no condition of the caller's and no handler catches it).
-    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, tuple[str, ...], str, bool]] = [
-        (index, method, iter(method.events), (), conditional, False, (), "", False)
+    # Each frame's own: the parameters its call left at None (``@name == None``).
+    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, tuple[str, ...], str, bool, Known]] = [
+        (index, method, iter(method.events), (), conditional, False, (), "", False, {})
     ]
     while stack:
-        index, method, events, chain, under, caught, why, needs, _ = stack[-1]
+        index, method, events, chain, under, caught, why, needs, _, left_out = stack[-1]
         event = next(events, None)
         if event is None:
             stack.pop()
+            continue
+        if type(event) is Parameters:
             continue
         surely = not (under or getattr(event, "conditional", False))
         if type(event) is Read or type(event) is Call:
             requires = _joined(needs, event.requires)
             if decided and requires and contradicts(requires, decided):
                 continue  # under a test the instance fails: never runs
+            if left_out and event.requires and contradicts(event.requires, left_out):
+                continue  # ``if X_pending is not None:`` where the call left X_pending out
             tests = _with_test(why, event.condition)
             if type(event) is Read and event.deref and decided and _none(decided, event):
                 # ``self.a.b`` where the built instance holds None in ``a``: it
@@ -269,14 +283,17 @@ def walk(
             entered_caught = caught or event.caught
         else:
             yield Executed(event, index, method, chain, not surely, caught, None, requires, tests)
-            # Reading a property runs its getter, as a call would.
+            # Reading a property runs its getter, as a call would; assigning
+            # one its setter (``self.x = v`` into ``@x.setter``).
             found = None
-            if type(event) is Read and event.attr in model.properties:
+            if (type(event) is Read or type(event) is Set) and event.attr in model.properties:
                 found = model.lookup(event.attr, 0)
                 if found is not None and model.class_attr_before(event.attr, found[0]):
                     found = None  # ``max_batch_size = None`` in a subclass hides the base's property
+                if found is not None and type(event) is Set:
+                    found = _setter(model, found[0], event.attr)
             callee = found[1] if found is not None else None
-            if callee is None or not callee.is_property:
+            if callee is None or not (callee.is_property or callee.name.endswith(SETTER)):
                 continue
             entered_caught = caught
         if found is None or callee is None:
@@ -290,7 +307,31 @@ def walk(
             callee_index, callee, iter(callee.events),
             (*chain, Step(index, method.name, event.line)), not surely, entered_caught,
             tests, requires, not (getattr(event, "conditional", True) or getattr(event, "caught", False)),
+            _left_out(event, callee),
         ))
+
+
+def _left_out(event: Event, callee: Method) -> Known:
+    """What ``callee``, run by ``event``, holds at None in the parameters the
+    call leaves out (their default)."""
+    if type(event) is not Call or event.passed is None or not callee.events:
+        return {}
+    signature = callee.events[0]
+    if type(signature) is not Parameters:
+        return {}
+    return {f"{LOCAL}{name}": [("==", "None")] for name in signature.left_out(event.passed)}
+
+
+def _first(a: Found | None, b: Found | None) -> Found | None:
+    """Of two lookups, the one Python finds first in the MRO."""
+    return a if b is None or (a is not None and a[0] <= b[0]) else b
+
+
+def _setter(model: ClassModel, index: int, name: str) -> tuple[int, Method] | None:
+    """The setter of the property ``name`` that ``mro[index]`` defines, if it has one."""
+    info = model.infos[index]
+    setter = None if info is None else info.methods.get(name + SETTER)
+    return None if setter is None else (index, setter)
 
 
 def _with_test(tests: tuple[str, ...], test: str | None) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from vllm_sp_base._audit.summaries._events import (
     Event,
     Import,
     Marker,
+    Parameters,
     Read,
     Set,
     SetAny,
@@ -31,7 +32,7 @@ class BadEntry(Exception):
     """A cache value that is not of a shape this module writes."""
 
 
-_EVENTS: tuple[type[Any], ...] = (Read, Set, SetEach, SetAny, Call, Marker, Assert)
+_EVENTS: tuple[type[Any], ...] = (Read, Set, SetEach, SetAny, Call, Marker, Assert, Parameters)
 _EVENT_TAG = {kind: tag for tag, kind in enumerate(_EVENTS)}
 _FIELDS = {kind: tuple(kind.__dataclass_fields__) for kind in _EVENTS}
 _PLAIN_TYPES: dict[str, tuple[type[Any], ...]] = {

@@ -85,6 +85,10 @@ class Call:
     # An ``__init__`` call under one test and nothing else (no loop, ``try``,
     # other test or earlier return): where it does not run, that test failed.
     sole_test: bool = False
+    # What the call passes: ``"<positional count>:<keyword,names>"`` (the
+    # instance it hands over not counted); None where ``*args``/``**kwargs``
+    # may pass anything.
+    passed: str | None = None
 
 
 @dataclass(slots=True)
@@ -114,7 +118,25 @@ class Assert:
     conditional: bool
 
 
-Event = Read | Set | SetEach | SetAny | Call | Marker | Assert
+@dataclass(slots=True)
+class Parameters:
+    """A method's parameters after the one that receives the instance, its
+    first event where some default is None: ``positional`` (comma-joined, in
+    order) and ``none_by_default`` (keyword-only ones too). Where a call leaves
+    one out, it is None in that run of the method."""
+
+    positional: str
+    none_by_default: str
+    line: int = 0
+
+    def left_out(self, passed: str) -> list[str]:
+        """The parameters a call that passed ``passed`` leaves at None."""
+        count, _, keywords = passed.partition(":")
+        given = set(self.positional.split(",")[: int(count)]) | set(keywords.split(","))
+        return [name for name in self.none_by_default.split(",") if name and name not in given]
+
+
+Event = Read | Set | SetEach | SetAny | Call | Marker | Assert | Parameters
 
 
 #: How ``Read.requires`` joins its requirements (a literal's repr has no raw newline).
@@ -133,6 +155,14 @@ def defaulted(name: str) -> tuple[str, str] | None:
 #: How a call's target spells a class attribute of the instance that holds a
 #: class (``self.base_class.__init__(self)``: ``.base_class``).
 HELD = "."
+
+#: The key of a property's setter among its class's methods (``x.setter``):
+#: ``self.x = v`` runs it, as a read of ``self.x`` runs the getter.
+SETTER = ".setter"
+#: The key of a static or class method among its class's methods, summarised
+#: as what it does to the instance passed as its first argument
+#: (``self.from_loader(self, ...)`` into ``def from_loader(cls, self, ...)``).
+STATIC = ".static"
 
 
 def requirements(requires: str) -> list[tuple[str, str, str]]:

@@ -11,7 +11,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.summaries._events import Call, Event, Import, Read, Set
-from vllm_sp_base._audit.summaries._visitor import _REGISTERS, _REGISTRIES, MethodVisitor
+from vllm_sp_base._audit.summaries._visitor import (
+    _REGISTERS,
+    _REGISTRIES,
+    MethodVisitor,
+    header_parameters,
+)
 
 #: Spellings through which a body can set, read or test an attribute named by a
 #: string, which escapes or adjacent literals can spell without its bytes
@@ -236,10 +241,13 @@ def summarize_body(method: Method, body: Body) -> None:
         statements = next(
             node.body for node in ast.walk(module)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and (node.lineno, node.name) == (method.line, method.name)
+            and (node.lineno, node.name) == (method.line, method.name.partition(".")[0])
         )
         line_offset = 0
-    visitor = MethodVisitor(method._events, method.name, body.self_name, body.class_name, line_offset)
+    signature = header_parameters(body.source, method.name.partition(".")[0], body.start, body.self_name)
+    if signature is not None:
+        method._events.append(signature)
+    visitor = MethodVisitor(method._events, method.name.partition(".")[0], body.self_name, body.class_name, line_offset)
     try:
         visitor.visit_block(statements)
     except RecursionError:

@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from vllm_sp_base._audit.summaries._events import Import
+from vllm_sp_base._audit.summaries._events import SETTER, STATIC, Import, Parameters
 from vllm_sp_base._audit.summaries._noqa import class_noqa
 from vllm_sp_base._audit.summaries._scopes import (
     CLASS_STATEMENT,
@@ -17,7 +17,7 @@ from vllm_sp_base._audit.summaries._scopes import (
 )
 from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
 from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings, mangled
-from vllm_sp_base._audit.summaries._visitor import MethodVisitor
+from vllm_sp_base._audit.summaries._visitor import MethodVisitor, parameters, signature_parameters
 
 try:
     from vllm_sp_base._audit import _lexer
@@ -44,28 +44,68 @@ class _Module:
     noqa: bool = True  # the source spells ``noqa`` in some case (else no class header is read for one)
 
 
-def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, module: _Module) -> Method | None:
+def _method(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, module: _Module,
+    setter: bool = False, instance: int | None = None,
+) -> Method | None:
     """The method ``node`` defines on instances; None for a static or class
-    method, and for a property's setter or deleter (the getter is what a read runs)."""
+    method, and for a property's deleter (the getter is what a read runs) or
+    setter (``setter``: the setter, which ``self.x = v`` runs). ``instance``:
+    a static or class method summarised as given the instance, the index of
+    the parameter that receives it."""
     is_property = False
     for decorator in node.decorator_list:
         name = dotted(decorator) or ""
-        if name in ("staticmethod", "classmethod") or name.endswith((".setter", ".deleter")):
+        if name in ("staticmethod", "classmethod"):
+            if instance is None:
+                return None
+        elif name.endswith(".deleter") or (name.endswith(".setter") and not setter):
             return None
         is_property |= name.rsplit(".", 1)[-1] in ("property", "cached_property")
-    args = node.args.posonlyargs + node.args.args
+    names = [a.arg for a in node.args.posonlyargs + node.args.args]
     cut = module.cuts.get((node.lineno, node.col_offset)) if module.cuts else None
+    if cut is not None and instance:
+        names = _parameters(module.source, node.name, cut[0]) or names  # the cutter kept only the first
+    args = names[instance or 0:]
     if cut is not None and args:
         start, end, first_line, non_ascii = cut
-        body = Body(module.path, module.source, start, end, first_line, bool(non_ascii), args[0].arg, class_name)
+        body = Body(module.path, module.source, start, end, first_line, bool(non_ascii), args[0], class_name)
         return Method(node.name, node.lineno, body, is_property)
     method = Method(node.name, node.lineno, is_property=is_property)
     if not args:
         return method
-    visitor = MethodVisitor(method._events, method.name, args[0].arg, class_name)
+    signature = parameters(node.args, args[0]) if not module.cuts else _header(module, node, args[0])
+    if signature is not None:
+        method._events.append(signature)
+    visitor = MethodVisitor(method._events, method.name, args[0], class_name)
     visitor.visit_block(node.body)
     visitor.finish()
     return method
+
+
+def _header(module: _Module, node: ast.FunctionDef | ast.AsyncFunctionDef, instance: str) -> Parameters | None:
+    """The ``Parameters`` of ``node`` read from the source: the cut module's
+    skeleton keeps only a signature's first parameter."""
+    first = node.body[0].lineno if node.body else node.lineno + 1
+    header = b"\n".join(module.lines[node.lineno - 1 : first - 1])
+    # The header alone, else with the line its body starts on (``...) -> T: ...``).
+    return (signature_parameters(header, instance) if first > node.lineno else None) or signature_parameters(
+        b"\n".join(module.lines[node.lineno - 1 : first]), instance, whole=True)
+
+
+def _parameters(source: bytes, name: str, body_start: int) -> list[str] | None:
+    """The positional parameters of the ``def name`` whose body starts at
+    ``body_start``, read from its header in ``source``."""
+    start = source.rfind(b"def " + name.encode(), 0, body_start)
+    if start < 0:
+        return None
+    try:
+        header = ast.parse(source[start:body_start].decode("utf-8").rstrip() + "\n    pass\n").body[0]
+    except (SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(header, ast.FunctionDef):
+        return None
+    return [a.arg for a in header.args.posonlyargs + header.args.args]
 
 
 # Recursive helpers are module-level functions, not closures: a closure that
@@ -81,6 +121,18 @@ def _collect_class_body(
             method = _method(stmt, class_name, module)
             if method is not None:
                 methods[stmt.name] = method
+            elif any(dotted(d) == f"{stmt.name}.setter" for d in stmt.decorator_list):
+                setter = _method(stmt, class_name, module, setter=True)
+                if setter is not None:
+                    setter.name = stmt.name + SETTER
+                    methods[setter.name] = setter
+            else:
+                decorators = {dotted(d) for d in stmt.decorator_list}
+                instance = 0 if "staticmethod" in decorators else 1 if "classmethod" in decorators else None
+                static = None if instance is None else _method(stmt, class_name, module, instance=instance)
+                if static is not None:
+                    static.name = stmt.name + STATIC
+                    methods[static.name] = static
         elif isinstance(stmt, ast.ClassDef):
             attrs.add(stmt.name)
         elif isinstance(stmt, ast.Assign):

@@ -18,11 +18,13 @@ from vllm_sp_base._audit.summaries._conditions import (
 from vllm_sp_base._audit.summaries._events import (
     HELD,
     REQUIREMENT_SEPARATOR,
+    STATIC,
     Assert,
     Call,
     Event,
     Import,
     Marker,
+    Parameters,
     Read,
     Set,
     SetAny,
@@ -603,6 +605,9 @@ class MethodVisitor(ast.NodeVisitor):
             self.visit(keyword.value)
         call = self._method_call(func.attr, owner, node)
         if call is not None:
+            hands_over = call.name.endswith(STATIC) or (
+                call.kind == "explicit" and bool(args) and self._is_self(args[0]))
+            call.passed = _passed(node, hands_over)
             if call.name == "__init__":
                 call.sole_test = self.depth == 1 and self.catching == 0 and self.tests.sole()
             self.events.append(call)
@@ -614,7 +619,11 @@ class MethodVisitor(ast.NodeVisitor):
         line = self._line(node)
         caught = self.catching > 0
         condition, requires = self.tests.current()
-        if self._is_self(owner):
+        if self._is_self(owner) or self._is_own_type(owner):
+            if node.args and self._is_self(node.args[0]):
+                name += STATIC  # ``self.from_loader(self, ...)``: a static or class method given the instance
+            elif not self._is_self(owner):
+                return None
             return Call("self", None, name, line, conditional, caught, node.func.col_offset, condition, requires)
         if is_super(owner):
             super_args = owner.args  # type: ignore[attr-defined]
@@ -652,6 +661,48 @@ class MethodVisitor(ast.NodeVisitor):
         """Where ``target``'s first name comes from, if the method imported it itself."""
         imp = None if target is None else self.local_imports.get(target.split(".", 1)[0])
         return None if imp is None else local_import(imp)
+
+
+def parameters(args: ast.arguments, instance: str) -> Parameters | None:
+    """The ``Parameters`` event of a signature whose parameter ``instance``
+    receives the instance; None where no default is None."""
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    pairs = [*zip(positional, defaults, strict=True), *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    none = [a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None and a.arg != instance]
+    if not none:
+        return None
+    names = [a.arg for a in positional]
+    after = names[names.index(instance) + 1:] if instance in names else names
+    return Parameters(",".join(after), ",".join(none))
+
+
+def header_parameters(source: bytes, name: str, body_start: int, instance: str) -> Parameters | None:
+    """``parameters`` of the ``def name`` whose body starts at ``body_start``,
+    read from its header in ``source`` (a cut body holds no signature)."""
+    start = source.rfind(b"def " + name.encode(), 0, body_start)
+    return None if start < 0 else signature_parameters(source[start:body_start], instance)
+
+
+def signature_parameters(header: bytes, instance: str, whole: bool = False) -> Parameters | None:
+    """``parameters`` of a ``def`` header's source (from ``def`` to its colon;
+    ``whole``: a whole ``def``, its body on the header's last line)."""
+    if b"None" not in header:
+        return None
+    try:
+        text = header.decode("utf-8").strip()  # the def's own indent; inside brackets any is fine
+        node = ast.parse(text + ("\n" if whole else "\n    pass\n")).body[0]
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        return None
+    return parameters(node.args, instance) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _passed(node: ast.Call, hands_over: bool) -> str | None:
+    """``Call.passed`` of ``node``; ``hands_over``: its first positional
+    argument is the instance, which is not one of the method's parameters."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    return f"{len(node.args) - hands_over}:{','.join(k.arg for k in node.keywords if k.arg)}"
 
 
 _ATTR_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
