@@ -410,4 +410,22 @@ INVALID = (
     """, (("Tool", "base", "error"),), name="a-static-method-given-the-instance-sets-what-it-sets"),
     Example(_PENDING.replace("CALL", "Base.__init__(self, pending=1)  # set_pending reads scale before it is set"),
             (("Noisy", "scale", "warning"),), name="an-argument-passed-runs-what-it-gates"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sync = True
+            @property
+            def legacy_sync(self):
+                return self.sync
+            @legacy_sync.setter
+            def legacy_sync(self, value):
+                self.sync = value  # runs only where something assigns legacy_sync
+            def forward(self, x):
+                return x if self.sync else -x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "sync", "error"),), name="a-setter-nothing-runs-sets-nothing"),
 )

@@ -42,6 +42,7 @@ from vllm_sp_base._audit.semantics._runtime import (
 )
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import Known, defaulted, requirements
+from vllm_sp_base._audit.summaries._summaries import bound_methods
 
 
 class SkippedInitRead:
@@ -285,7 +286,7 @@ class SkippedInitRead:
         for index, info in enumerate(model.infos):
             if info is None:
                 continue
-            for name, method in info.methods.items():
+            for name, method in bound_methods(info):
                 if (name == "__init__" or name in not_run or name in _NOT_BEFORE_A_READ
                         or (index, name) in only_skipped or not method.may_name(names)):
                     continue

@@ -26,6 +26,7 @@ from vllm_sp_base._audit.summaries._events import (
     defaulted,
     requirements,
 )
+from vllm_sp_base._audit.summaries._summaries import bound_methods
 
 
 @dataclass
@@ -101,7 +102,7 @@ def bound_once(
     for index, info in enumerate(model.infos):
         if info is None:
             continue
-        for name, method in info.methods.items():
+        for name, method in bound_methods(info):
             if ((index, name) in built.executed or (index, name) in not_run or name in NOT_AFTER_CONSTRUCTION
                     or not method.may_name(spelled)):
                 continue
@@ -374,7 +375,7 @@ def decided_constants(
         # torch's own sets under computed names fill parameters, buffers and
         # submodules (``_load_from_state_dict``), never a flag of the model.
         torch = model.label_module(index).split(".", 1)[0] == "torch"
-        for method_name, method in info.methods.items():
+        for method_name, method in bound_methods(info):
             if (index, method_name) in not_run or not method.may_name(spelled):
                 continue
             if sequences:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached, nearest_test, walk
 from vllm_sp_base._audit.summaries._events import Known, Read
+from vllm_sp_base._audit.summaries._summaries import bound_methods
 
 
 def reach(
@@ -55,7 +56,7 @@ def unreached(model: ClassModel, wanted: Iterable[str], skip: set[tuple[int, str
     for index, info in enumerate(model.infos):
         if info is None:
             continue
-        for name, method in info.methods.items():
+        for name, method in bound_methods(info):
             if (index, name) in skip or not left or not method.may_name(names):
                 continue
             for read in method.reads:

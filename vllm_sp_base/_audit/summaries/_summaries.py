@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.summaries._events import Call, Event, Import, Read, Set
@@ -169,6 +169,14 @@ class ClassInfo:
     def suppresses(self, code: str, attribute: str) -> bool:
         noqa = self.noqa
         return noqa is not None and (not noqa or code in noqa or f"{code}[{attribute}]" in noqa)
+
+
+def bound_methods(cls: ClassInfo) -> Iterator[tuple[str, Method]]:
+    """The methods Python finds on the instance by their name: not a
+    property's setter or a static or class method summarised as given the
+    instance (keys with a dot), which run only where an assignment or a call
+    that hands over the instance runs them."""
+    return ((name, method) for name, method in cls.methods.items() if "." not in name)
 
 
 def python_name(key: str) -> str:

@@ -18,7 +18,7 @@ from vllm_sp_base._audit.files._discover import discover
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._construction import construct, skipped_inits
 from vllm_sp_base._audit.semantics._project import ClassRef
-from vllm_sp_base._audit.summaries._summaries import ClassInfo
+from vllm_sp_base._audit.summaries._summaries import ClassInfo, bound_methods
 from vllm_sp_base._plugin import ANCHORS
 from vllm_sp_base._upstream._names import FLAGS, PIPELINE_SIZE
 from vllm_sp_base._upstream.plan._edits import Default, Plan, Reader
@@ -35,7 +35,7 @@ def _flags_read_outside_init(cls: ClassInfo) -> set[str]:
     """Reads in ``__init__`` run before any subclass could skip them; the rest can be inherited."""
     return {
         read.attr
-        for method in cls.methods.values()
+        for _, method in bound_methods(cls)
         if method.name != "__init__"
         for read in method.reads
         if read.attr in FLAGS
