@@ -48,6 +48,17 @@ _ENV = """
                 return x * self.base
 """
 
+#: A torch module whose ``__init__`` sets what its ``forward`` reads, by another name.
+_SCALED = """
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+"""
+
 VALID = (
     Example("""
         from torch import nn
@@ -221,6 +232,16 @@ VALID = (
     """, name="a-class-method-given-the-instance-runs-the-parent-init"),
     Example(_PENDING.replace("CALL", "Base.__init__(self)  # pending left out: its default None skips set_pending"),
             name="an-argument-left-out-takes-its-default"),
+    Example(_SCALED + """
+        class Child(Parent):
+            def __init__(self):
+                init = Parent.__init__  # a method bound to a local name runs where the name is called
+                init(self)
+        class Other(Parent):
+            def __init__(self):
+                init = super().__init__
+                init()
+    """, name="a-parent-init-bound-to-a-local-name"),
 )
 
 
@@ -428,4 +449,10 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "sync", "error"),), name="a-setter-nothing-runs-sets-nothing"),
+    Example(_SCALED + """
+        class Skips(Parent):
+            def __init__(self):
+                init = nn.Module.__init__
+                init(self)  # runs torch's, not Parent's
+    """, (("Skips", "scale", "error"),), name="a-grandparent-init-bound-to-a-local-name"),
 )

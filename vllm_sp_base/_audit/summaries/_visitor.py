@@ -121,6 +121,9 @@ class MethodVisitor(ast.NodeVisitor):
         # Functions and lambdas the method defines: their bodies run where they are called.
         self.local_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] = {}
         self.inlining: set[str] = set()  # local functions being followed (recursion ends)
+        # ``init = Parent.__init__`` / ``init = super().__init__``: a method bound
+        # to a local name, which a call of the name runs (``init(self, config)``).
+        self.method_aliases: dict[str, ast.Attribute] = {}
         self.local_imports: dict[str, Import] = {}  # ``import torch.nn as nn`` in the body
         self.aliases: dict[str, str] = {}  # ``vt = self.vision_tower`` on no condition: vt -> its attribute
 
@@ -449,6 +452,12 @@ class MethodVisitor(ast.NodeVisitor):
         if (len(targets) == 1 and isinstance(targets[0], ast.Name) and not self.depth
                 and isinstance(value, ast.Attribute) and self._is_self(value.value)):
             self.aliases[targets[0].id] = self._attr(value)
+        for target in targets:
+            if isinstance(target, ast.Name):
+                self.method_aliases.pop(target.id, None)
+        if (len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, ast.Attribute)
+                and (is_super(value.value) or dotted(value.value) is not None)):
+            self.method_aliases[targets[0].id] = value
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:  # ``self.a: int`` alone binds nothing
@@ -556,6 +565,10 @@ class MethodVisitor(ast.NodeVisitor):
             return
         if isinstance(func, ast.Attribute):
             self._visit_method_call(func, node)
+            return
+        if isinstance(func, ast.Name) and func.id in self.method_aliases and func.id not in self.local_functions:
+            bound = self.method_aliases[func.id]  # ``init(self, config)`` runs ``Parent.__init__(self, config)``
+            self._visit_method_call(bound, ast.copy_location(ast.Call(bound, node.args, node.keywords), node))
             return
         self.generic_visit(node)
         if isinstance(func, ast.Name) and func.id in self.local_functions:
