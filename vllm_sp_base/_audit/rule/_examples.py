@@ -1334,6 +1334,13 @@ INVALID = (
                 ExactGP.__init__(self, x)  # a package's class runs no __init__ of this tree's Scaled
     """, (("GP", "scale", "error"),), name="unresolved-base-runs-no-init-of-the-tree"),
     Example("""
+        from torch import nn
+        from not_installed_anywhere import Base
+        class C(nn.Linear, Base):
+            def __init__(self):
+                Base.__init__(self)  # nn.Linear comes before Base in any MRO: Base runs no __init__ of it
+    """, (("C", "bias", "error"), ("C", "weight", "error")), name="unresolved-base-runs-no-init-listed-before-it"),
+    Example("""
         from torch.optim import Optimizer
         class Lookahead(Optimizer):
             def __init__(self, optimizer):

@@ -242,6 +242,15 @@ VALID = (
                 init = super().__init__
                 init()
     """, name="a-parent-init-bound-to-a-local-name"),
+    Example(_ENV + """
+        class ChatEnv(Env):
+            def __init__(self):
+                self._from_loader(self, 2)
+            @classmethod
+            def  _from_loader(cls, self, loader):  # def  spaced: the header is read as Python reads it
+                Env.__init__(self, loader)
+                return self
+    """, name="a-class-method-header-spelled-loosely"),
 )
 
 
@@ -455,4 +464,39 @@ INVALID = (
                 init = nn.Module.__init__
                 init(self)  # runs torch's, not Parent's
     """, (("Skips", "scale", "error"),), name="a-grandparent-init-bound-to-a-local-name"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.setup()
+            def setup(self, factor=None):
+                if factor is None:
+                    factor = 3  # bound again: the test below holds in this run
+                if factor is not None:
+                    self.out = factor * self.scale
+    """, (("Child", "scale", "warning"),), name="a-left-out-parameter-bound-again"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.setup()
+                self.setup(factor=3)  # the second run reads what the first skipped
+            def setup(self, factor=None):
+                if factor is not None:
+                    self.out = factor * self.scale
+    """, (("Child", "scale", "warning"),), name="a-method-run-again-with-the-parameter-given"),
 )

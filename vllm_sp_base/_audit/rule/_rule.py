@@ -128,7 +128,8 @@ class SkippedInitRead:
             # the audited tree that does not derive from it (torch's ``Module``)
             # may be one it runs, wherever the MRO computed without them puts it.
             unseen = model.mro[built.unknown_from]
-            skipped = [i for i in skipped if not self._may_be_a_base_of(model.mro[i], unseen)]
+            before = self._listed_before(model, unseen)
+            skipped = [i for i in skipped if not self._may_be_a_base_of(model.mro[i], unseen, before)]
         skippers = _skippers(skipped, built, model.mro)
         if not any(isinstance(r, ClassRef) and self.in_scope(r.module) for r in skippers.values()):
             return []
@@ -195,12 +196,26 @@ class SkippedInitRead:
             reported.append(finding)
         return reported
 
-    def _may_be_a_base_of(self, entry: MroEntry, unseen: MroEntry) -> bool:
+    def _may_be_a_base_of(self, entry: MroEntry, unseen: MroEntry, before: set[MroEntry]) -> bool:
         """Whether ``entry``, a class the source shows, may be a base of the
         unresolved ``unseen``: one from outside the audited tree that does not
-        derive from it (a package's class may derive from another package's)."""
-        return (isinstance(entry, ClassRef) and isinstance(unseen, Opaque) and not self.in_scope(entry.module)
-                and unseen not in self.project.mro(entry))
+        derive from it (a package's class may derive from another package's),
+        nor from a base listed before it (``class C(nn.Linear, Base)``:
+        ``nn.Linear`` comes before ``Base`` in any MRO)."""
+        if not (isinstance(entry, ClassRef) and isinstance(unseen, Opaque) and not self.in_scope(entry.module)):
+            return False
+        ancestry = self.project.mro(entry)
+        return unseen not in ancestry and not any(base in ancestry for base in before)
+
+    def _listed_before(self, model: ClassModel, unseen: MroEntry) -> set[MroEntry]:
+        """The bases some class of the MRO lists before ``unseen``."""
+        found: set[MroEntry] = set()
+        for entry in model.mro:
+            if isinstance(entry, ClassRef):
+                bases = self.project.bases(entry)
+                if unseen in bases:
+                    found.update(bases[: bases.index(unseen)])
+        return found
 
     def _skipped_under_a_test(
         self, model: ClassModel, ref: ClassRef, built: Construction, reported: set[str]

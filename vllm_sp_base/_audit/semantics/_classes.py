@@ -243,6 +243,7 @@ def walk(
     seen[key] = conditional
     # Each frame, and whether an exception it raises ends its caller too (the
     # call into it ran on no condition of the caller's and no handler catches it).
+    partly_run: set[tuple[int, str, frozenset[str]]] = set()
     # Each frame's own: the parameters its call left at None (``@name == None``).
     stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, tuple[str, ...], str, bool, Known]] = [
         (index, method, iter(method.events), (), conditional, False, (), "", False, {})
@@ -300,14 +301,24 @@ def walk(
             continue
         callee_index = found[0]
         key = (callee_index, callee.name)
-        if key in seen and (not seen[key] or not surely):
-            continue
-        seen[key] = not surely
+        left_out = _left_out(event, callee)
+        if left_out:
+            # A run with parameters left at None may skip what another call
+            # runs: entered once per set left out, and never taken as a sure run.
+            partial = (callee_index, callee.name, frozenset(left_out))
+            if partial in partly_run:
+                continue
+            partly_run.add(partial)
+            seen.setdefault(key, True)
+        else:
+            if key in seen and (not seen[key] or not surely):
+                continue
+            seen[key] = not surely
         stack.append((
             callee_index, callee, iter(callee.events),
             (*chain, Step(index, method.name, event.line)), not surely, entered_caught,
             tests, requires, not (getattr(event, "conditional", True) or getattr(event, "caught", False)),
-            _left_out(event, callee),
+            left_out,
         ))
 
 

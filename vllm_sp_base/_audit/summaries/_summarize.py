@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from vllm_sp_base._audit.summaries._events import SETTER, STATIC, Import, Parameters
+from vllm_sp_base._audit.summaries._events import SETTER, STATIC, Import
 from vllm_sp_base._audit.summaries._noqa import class_noqa
 from vllm_sp_base._audit.summaries._scopes import (
     CLASS_STATEMENT,
@@ -15,9 +15,15 @@ from vllm_sp_base._audit.summaries._scopes import (
     bind_local_classes,
     shadow,
 )
+from vllm_sp_base._audit.summaries._signature import (
+    header_arguments,
+    header_parameters,
+    line_start,
+    parameters,
+)
 from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
 from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings, mangled
-from vllm_sp_base._audit.summaries._visitor import MethodVisitor, parameters, signature_parameters
+from vllm_sp_base._audit.summaries._visitor import MethodVisitor
 
 try:
     from vllm_sp_base._audit import _lexer
@@ -64,8 +70,9 @@ def _method(
         is_property |= name.rsplit(".", 1)[-1] in ("property", "cached_property")
     names = [a.arg for a in node.args.posonlyargs + node.args.args]
     cut = module.cuts.get((node.lineno, node.col_offset)) if module.cuts else None
-    if cut is not None and instance:
-        names = _parameters(module.source, node.name, cut[0]) or names  # the cutter kept only the first
+    if cut is not None and instance:  # the cutter kept only the first parameter
+        found = header_arguments(_def_text(module.source, node.lineno, cut[0], cut[2]))
+        names = [a.arg for a in found.posonlyargs + found.args] if found is not None else names
     args = names[instance or 0:]
     if cut is not None and args:
         start, end, first_line, non_ascii = cut
@@ -74,7 +81,8 @@ def _method(
     method = Method(node.name, node.lineno, is_property=is_property)
     if not args:
         return method
-    signature = parameters(node.args, args[0]) if not module.cuts else _header(module, node, args[0])
+    signature = parameters(node.args, args[0], node.body) if not module.cuts else header_parameters(
+        _kept_text(module, node), args[0], node.body)
     if signature is not None:
         method._events.append(signature)
     visitor = MethodVisitor(method._events, method.name, args[0], class_name)
@@ -83,29 +91,16 @@ def _method(
     return method
 
 
-def _header(module: _Module, node: ast.FunctionDef | ast.AsyncFunctionDef, instance: str) -> Parameters | None:
-    """The ``Parameters`` of ``node`` read from the source: the cut module's
-    skeleton keeps only a signature's first parameter."""
-    first = node.body[0].lineno if node.body else node.lineno + 1
-    header = b"\n".join(module.lines[node.lineno - 1 : first - 1])
-    # The header alone, else with the line its body starts on (``...) -> T: ...``).
-    return (signature_parameters(header, instance) if first > node.lineno else None) or signature_parameters(
-        b"\n".join(module.lines[node.lineno - 1 : first]), instance, whole=True)
+def _kept_text(module: _Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The source from ``node``'s ``def`` line to its body's first line: the
+    cut module's skeleton keeps only a signature's first parameter."""
+    last = node.body[0].lineno if node.body else node.lineno
+    return b"\n".join(module.lines[node.lineno - 1 : last]).decode("utf-8", "replace")
 
 
-def _parameters(source: bytes, name: str, body_start: int) -> list[str] | None:
-    """The positional parameters of the ``def name`` whose body starts at
-    ``body_start``, read from its header in ``source``."""
-    start = source.rfind(b"def " + name.encode(), 0, body_start)
-    if start < 0:
-        return None
-    try:
-        header = ast.parse(source[start:body_start].decode("utf-8").rstrip() + "\n    pass\n").body[0]
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(header, ast.FunctionDef):
-        return None
-    return [a.arg for a in header.args.posonlyargs + header.args.args]
+def _def_text(source: bytes, def_line: int, body_start: int, body_line: int) -> str:
+    """The source from the ``def`` line to where its cut body starts."""
+    return source[line_start(source, body_start, body_line - def_line) : body_start].decode("utf-8", "replace")
 
 
 # Recursive helpers are module-level functions, not closures: a closure that

@@ -24,7 +24,6 @@ from vllm_sp_base._audit.summaries._events import (
     Event,
     Import,
     Marker,
-    Parameters,
     Read,
     Set,
     SetAny,
@@ -455,8 +454,8 @@ class MethodVisitor(ast.NodeVisitor):
         for target in targets:
             if isinstance(target, ast.Name):
                 self.method_aliases.pop(target.id, None)
-        if (len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, ast.Attribute)
-                and (is_super(value.value) or dotted(value.value) is not None)):
+        if (len(targets) == 1 and isinstance(targets[0], ast.Name) and not self.depth
+                and isinstance(value, ast.Attribute) and (is_super(value.value) or dotted(value.value) is not None)):
             self.method_aliases[targets[0].id] = value
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -674,40 +673,6 @@ class MethodVisitor(ast.NodeVisitor):
         """Where ``target``'s first name comes from, if the method imported it itself."""
         imp = None if target is None else self.local_imports.get(target.split(".", 1)[0])
         return None if imp is None else local_import(imp)
-
-
-def parameters(args: ast.arguments, instance: str) -> Parameters | None:
-    """The ``Parameters`` event of a signature whose parameter ``instance``
-    receives the instance; None where no default is None."""
-    positional = args.posonlyargs + args.args
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    pairs = [*zip(positional, defaults, strict=True), *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
-    none = [a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None and a.arg != instance]
-    if not none:
-        return None
-    names = [a.arg for a in positional]
-    after = names[names.index(instance) + 1:] if instance in names else names
-    return Parameters(",".join(after), ",".join(none))
-
-
-def header_parameters(source: bytes, name: str, body_start: int, instance: str) -> Parameters | None:
-    """``parameters`` of the ``def name`` whose body starts at ``body_start``,
-    read from its header in ``source`` (a cut body holds no signature)."""
-    start = source.rfind(b"def " + name.encode(), 0, body_start)
-    return None if start < 0 else signature_parameters(source[start:body_start], instance)
-
-
-def signature_parameters(header: bytes, instance: str, whole: bool = False) -> Parameters | None:
-    """``parameters`` of a ``def`` header's source (from ``def`` to its colon;
-    ``whole``: a whole ``def``, its body on the header's last line)."""
-    if b"None" not in header:
-        return None
-    try:
-        text = header.decode("utf-8").strip()  # the def's own indent; inside brackets any is fine
-        node = ast.parse(text + ("\n" if whole else "\n    pass\n")).body[0]
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
-        return None
-    return parameters(node.args, instance) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _passed(node: ast.Call, hands_over: bool) -> str | None:
