@@ -59,6 +59,21 @@ _SCALED = """
                 return x * self.scale
 """
 
+#: A torch module whose subclass skips its ``__init__`` and runs ``setup``.
+_SETUP = """
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.setup()
+"""
+
 VALID = (
     Example("""
         from torch import nn
@@ -464,36 +479,14 @@ INVALID = (
                 init = nn.Module.__init__
                 init(self)  # runs torch's, not Parent's
     """, (("Skips", "scale", "error"),), name="a-grandparent-init-bound-to-a-local-name"),
-    Example("""
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.scale = 2
-            def forward(self, x):
-                return x
-        class Child(Parent):
-            def __init__(self):
-                nn.Module.__init__(self)
-                self.setup()
+    Example(_SETUP + """
             def setup(self, factor=None):
                 if factor is None:
                     factor = 3  # bound again: the test below holds in this run
                 if factor is not None:
                     self.out = factor * self.scale
     """, (("Child", "scale", "warning"),), name="a-left-out-parameter-bound-again"),
-    Example("""
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.scale = 2
-            def forward(self, x):
-                return x
-        class Child(Parent):
-            def __init__(self):
-                nn.Module.__init__(self)
-                self.setup()
+    Example(_SETUP + """
                 self.setup(factor=3)  # the second run reads what the first skipped
             def setup(self, factor=None):
                 if factor is not None:
