@@ -122,18 +122,23 @@ def test_lookahead_wrapper_without_the_step_hooks(tmp_path: Path) -> None:
         wrapper.step()
 
 
-def test_lookahead_wrapper_with_the_step_hooks_is_clean(tmp_path: Path) -> None:
-    """timm's fix: the wrapper sets the hook dictionaries itself."""
-    source = LOOKAHEAD_WITH_DEFAULTS.replace(
-        "self.optimizer = optimizer",
-        "self.optimizer = optimizer\n        self._optimizer_step_pre_hooks = {}\n"
-        "        self._optimizer_step_post_hooks = {}")
+def _clean_and_runs(source: str, tmp_path: Path) -> None:
+    """No finding, and a training step runs: ``zero_grad()`` then ``step()``."""
     module = tmp_path / "lookahead.py"
     module.write_text(source)
     assert _audited(module) == []
     wrapper = _built(source, module)
     wrapper.zero_grad()
     wrapper.step()
+
+
+def test_lookahead_wrapper_with_the_step_hooks_is_clean(tmp_path: Path) -> None:
+    """timm's fix: the wrapper sets the hook dictionaries itself."""
+    source = LOOKAHEAD_WITH_DEFAULTS.replace(
+        "self.optimizer = optimizer",
+        "self.optimizer = optimizer\n        self._optimizer_step_pre_hooks = {}\n"
+        "        self._optimizer_step_post_hooks = {}")
+    _clean_and_runs(source, tmp_path)
 
 
 def test_lookahead_wrapper_with_its_own_zero_grad_is_clean(tmp_path: Path) -> None:
@@ -142,9 +147,4 @@ def test_lookahead_wrapper_with_its_own_zero_grad_is_clean(tmp_path: Path) -> No
         def zero_grad(self, set_to_none=True):
             self.optimizer.zero_grad(set_to_none)
     """), "    ")
-    module = tmp_path / "lookahead.py"
-    module.write_text(source)
-    assert _audited(module) == []
-    wrapper = _built(source, module)
-    wrapper.zero_grad()
-    wrapper.step()
+    _clean_and_runs(source, tmp_path)
