@@ -18,7 +18,7 @@ from vllm_sp_base._audit.semantics._modalities import (
 )
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import LOCAL, input_key, key_of
-from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, Call, Known, Read
+from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, STATIC, Call, Known, Read
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 
@@ -233,41 +233,21 @@ def wrapper_reads(
             and found_here[1] is not None]
         if owner is None or not installers:
             continue  # not the framework's class, or the class's own override never installs it
-        line = _defined_at(model, owner, wrapper.by)
-        if line is None:
+        info = model.infos[owner]
+        by = None if info is None else info.methods.get(wrapper.by) or info.methods.get(wrapper.by + STATIC)
+        if by is None:
             continue  # not the framework's class as its source shows it (another version)
         installer = installers[0]
         chain = (Step(owner, installer.name, installer.line),)
         for attr in wrapper.reads:
             if attr in wanted and attr not in found:
                 # Met after all the installer runs: a sure failure in it masks the read.
-                found[attr] = (installer.name, Reached(attr, owner, wrapper.by, line, chain, False, order=_AFTER_ALL))
+                found[attr] = (installer.name, Reached(attr, owner, wrapper.by, by.line, chain, False, order=_AFTER_ALL))
     return found
 
 
 #: The order of a read met once a whole entry point has run.
 _AFTER_ALL = 1 << 30
-
-
-def _defined_at(model: ClassModel, index: int, method: str) -> int | None:
-    """The line of ``def method`` in the class at ``index``, read from its
-    source (a static method, which the summaries do not keep)."""
-    entry, info = model.mro[index], model.infos[index]
-    located = model.project.module_file(entry.module) if isinstance(entry, ClassRef) else None
-    if located is None or info is None:
-        return None
-    source = model.project.source(located[0])
-    if source is None:
-        return None
-    found = re.compile(rb"^[ \t]+def " + re.escape(method.encode()) + rb"\b", re.MULTILINE).search(source, _offset(source, info.line))
-    return None if found is None else source.count(b"\n", 0, found.start()) + 1
-
-
-def _offset(source: bytes, line: int) -> int:
-    offset = 0
-    for _ in range(line - 1):
-        offset = source.index(b"\n", offset) + 1
-    return offset
 
 
 def gated(entries: Sequence[str], sets: set[str], anything: bool, draft: bool = False) -> list[str]:

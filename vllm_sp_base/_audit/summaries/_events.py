@@ -127,7 +127,7 @@ class Parameters:
 
     positional: str
     none_by_default: str
-    line: int = 0
+    line: int = 0  # every event has one; a signature sits before the body's first line
 
     def left_out(self, passed: str) -> list[str]:
         """The parameters a call that passed ``passed`` leaves at None."""

@@ -55,14 +55,15 @@ def header_arguments(text: str) -> ast.arguments | None:
     return node.args if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
-def line_start(source: bytes, position: int, lines_up: int) -> int:
-    """The offset where the line ``lines_up`` lines above the one holding
-    ``position`` starts."""
-    for _ in range(lines_up + 1):
+def def_text(source: bytes, def_line: int, body_start: int, body_line: int) -> str:
+    """The source from the start of the ``def`` line (``def_line``) to where
+    its body starts (offset ``body_start``, on line ``body_line``)."""
+    position = body_start
+    for _ in range(body_line - def_line + 1):
         position = source.rfind(b"\n", 0, position)
         if position < 0:
-            return 0
-    return position + 1
+            break
+    return source[position + 1 : body_start].decode("utf-8", "replace")
 
 
 def _header(text: str) -> str | None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.summaries._events import Call, Event, Import, Read, Set
-from vllm_sp_base._audit.summaries._signature import header_parameters, line_start
+from vllm_sp_base._audit.summaries._signature import def_text, header_parameters
 from vllm_sp_base._audit.summaries._visitor import (
     _REGISTERS,
     _REGISTRIES,
@@ -252,9 +252,8 @@ def summarize_body(method: Method, body: Body) -> None:
             and (node.lineno, node.name) == (method.line, method.name.partition(".")[0])
         )
         line_offset = 0
-    def_start = line_start(body.source, body.start, body.first_line - method.line)
-    text = body.source[def_start : body.start].decode("utf-8", "replace")
-    signature = header_parameters(text, body.self_name, statements)
+    signature = header_parameters(
+        def_text(body.source, method.line, body.start, body.first_line), body.self_name, statements)
     if signature is not None:
         method._events.append(signature)
     visitor = MethodVisitor(method._events, method.name.partition(".")[0], body.self_name, body.class_name, line_offset)

@@ -16,9 +16,9 @@ from vllm_sp_base._audit.summaries._scopes import (
     shadow,
 )
 from vllm_sp_base._audit.summaries._signature import (
+    def_text,
     header_arguments,
     header_parameters,
-    line_start,
     parameters,
 )
 from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
@@ -71,7 +71,7 @@ def _method(
     names = [a.arg for a in node.args.posonlyargs + node.args.args]
     cut = module.cuts.get((node.lineno, node.col_offset)) if module.cuts else None
     if cut is not None and instance:  # the cutter kept only the first parameter
-        found = header_arguments(_def_text(module.source, node.lineno, cut[0], cut[2]))
+        found = header_arguments(def_text(module.source, node.lineno, cut[0], cut[2]))
         names = [a.arg for a in found.posonlyargs + found.args] if found is not None else names
     args = names[instance or 0:]
     if cut is not None and args:
@@ -96,11 +96,6 @@ def _kept_text(module: _Module, node: ast.FunctionDef | ast.AsyncFunctionDef) ->
     cut module's skeleton keeps only a signature's first parameter."""
     last = node.body[0].lineno if node.body else node.lineno
     return b"\n".join(module.lines[node.lineno - 1 : last]).decode("utf-8", "replace")
-
-
-def _def_text(source: bytes, def_line: int, body_start: int, body_line: int) -> str:
-    """The source from the ``def`` line to where its cut body starts."""
-    return source[line_start(source, body_start, body_line - def_line) : body_start].decode("utf-8", "replace")
 
 
 # Recursive helpers are module-level functions, not closures: a closure that
