@@ -14,6 +14,7 @@ import pytest
 
 from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit.sources._cache import Cache
+from vllm_sp_base._audit.semantics._project import ClassRef
 
 BASE = """
 import torch.nn as nn
@@ -236,3 +237,48 @@ def test_a_chain_that_runs_every_init_is_not_simulated_in_either_mode(
     for parse_all in (False, True):
         assert audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all).findings == []
     assert walked == []
+
+
+def _chain(skipping_at: int | None, depth: int) -> str:
+    """A chain of modules, each ``__init__`` running ``super().__init__()``
+    except the one at ``skipping_at`` (``nn.Module.__init__(self)``); the
+    root's ``forward`` reads what the root's ``__init__`` sets. Every class
+    is built, so none is only a base."""
+    classes = ["class C0(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.a = 0\n\n"
+               "    def forward(self):\n        return self.a\n\n\n"]
+    for i in range(1, depth):
+        chained = "nn.Module.__init__(self)" if i == skipping_at else "super().__init__()"
+        classes.append(f"class C{i}(C{i - 1}):\n    def __init__(self):\n        {chained}\n\n\n")
+    built = ", ".join(f"C{i}()" for i in range(depth))
+    return "from torch import nn\n\n\n" + "".join(classes) + f"def build_all():\n    return [{built}]\n"
+
+
+def test_a_chain_shares_one_answer_to_whether_an_init_may_be_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whether C(...) may skip an __init__ was a walk of the whole chain per
+    # class: --parse-all was quadratic in the depth (#34 item 6). A class whose
+    # only base call is super().__init__() skips what its base skips, so the
+    # chain builds one model: that of its top, torch's Module.
+    from vllm_sp_base._audit.rule import _rule
+
+    (tmp_path / "m.py").write_text(_chain(None, 300))
+    built: list[ClassRef] = []
+    real = _rule.ClassModel
+    monkeypatch.setattr(_rule, "ClassModel", lambda project, ref: built.append(ref) or real(project, ref))
+    assert audit([str(tmp_path)], cache=Cache(None, False), parse_all=True).findings == []
+    assert [str(ref) for ref in built] == ["torch.nn.modules.module.Module"]
+
+
+def test_every_class_below_a_skipping_link_of_a_chain_is_found(tmp_path: Path) -> None:
+    # The answer shared along the chain is the link's: C20 runs
+    # nn.Module.__init__ and not C19's, so C20 and each class below it are
+    # built without C0's ``a``, and the classes above are not.
+    (tmp_path / "m.py").write_text(_chain(20, 40))
+    ran = subprocess.run([sys.executable, "-c", "import m\nm.C19()()\nm.C39()()"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "AttributeError: 'C39' object has no attribute 'a'" in ran.stderr
+    for parse_all in (False, True):
+        found = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all).findings
+        assert sorted((f.class_name, f.attribute) for f in found) == sorted(
+            (f"m.C{i}", "a") for i in range(20, 40)), parse_all

@@ -97,13 +97,14 @@ class SkippedInitRead:
         self.feature_entry_points = tuple(feature_entry_points)
         self.plain_entry_points = tuple(plain_entry_points)
         self.wrappers = tuple(wrappers)
+        self._may_skip: dict[ClassRef, bool] = {}
 
     def check(self, ref: ClassRef) -> list[Finding]:
+        if not self._may_skip_an_init(ref):
+            return []
         model = ClassModel(self.project, ref)
         infos = model.infos
         if not any(i is not None and "__init__" in i.methods for i in infos[1:]):
-            return []
-        if not may_skip_an_init(model):
             return []
         if model.marked("__new__", "returns_other"):
             return []  # C(...) builds other classes: they are checked
@@ -118,6 +119,45 @@ class SkippedInitRead:
         if built.skipped_unless and not built.raises:
             findings += self._skipped_under_a_test(model, ref, built, {f.attribute for f in findings})
         return findings
+
+    def _may_skip_an_init(self, ref: ClassRef) -> bool:
+        """``may_skip_an_init`` of ``ref``'s model, shared along a chain: a class
+        with one base whose ``__init__`` is absent or only runs
+        ``super().__init__()`` skips what its base skips, so only the first
+        class up the chain that is not such a link builds its model (a chain
+        N deep costs O(N), not O(N²))."""
+        links: list[ClassRef] = []
+        node = ref
+        while node not in self._may_skip:
+            base = self._link_to(node)
+            if base is None or base in links or base == ref:
+                self._may_skip[node] = may_skip_an_init(ClassModel(self.project, node))
+                break
+            links.append(node)
+            node = base
+        answer = self._may_skip[node]
+        for link in links:
+            self._may_skip[link] = answer
+        return answer
+
+    def _link_to(self, ref: ClassRef) -> ClassRef | None:
+        """The one base of ``ref`` whose MRO is ``ref``'s after ``ref`` itself,
+        where ``ref``'s own ``__init__`` (if any) surely runs that base's chain
+        and nothing else (one ``super().__init__()``, on no test); else None."""
+        info = self.project.class_info(ref)
+        bases = self.project.bases(ref)
+        if info is None or len(bases) != 1 or not isinstance(bases[0], ClassRef):
+            return None
+        base = bases[0]
+        if len(self.project.mro(ref)) != len(self.project.mro(base)) + 1:
+            return None  # a cycle cut short: not the base's MRO
+        init = info.methods.get("__init__")
+        if init is not None:
+            calls = init.init_calls
+            if len(calls) != 1 or calls[0].kind != "super" or (
+                    calls[0].conditional and calls[0].condition is not None and not calls[0].caught):
+                return None
+        return base
 
     def _skipped(self, model: ClassModel, ref: ClassRef, built: Construction) -> list[Finding]:
         """What the ``__init__``s construction never runs leave unset, read."""
