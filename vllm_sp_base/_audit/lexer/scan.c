@@ -67,6 +67,15 @@ static void free_found(Found *found) {
 }
 
 /* The class statement at `at` (past the keyword) up to `end`. */
+/* `__init__ = ...` (not `==`) at `at`: a class body binding its __init__ to another's. */
+static int binds_init(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
+    Py_ssize_t stop = lex_name_end(s, at, end);
+    if (!lex_is_name(s, at, stop, "__init__")) return 0;
+    Py_ssize_t next = lex_skip_space(s, stop, end);
+    if (next < end && s[next] == ':') next = lex_skip_to(s, next + 1, end, "=");  /* annotated */
+    return next + 1 < end && s[next] == '=' && s[next + 1] != '=';
+}
+
 static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Found *found) {
     Py_ssize_t name = lex_skip_space(s, at, end), stop = lex_name_end(s, name, end);
     if (stop == name) return 1; /* not a class statement after all */
@@ -298,6 +307,9 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *
                 if (depth == MAX_SCOPES) return 0;
                 scopes[depth++] = (Scope){line.indent, -1};
             }
+        } else if (depth > 0 && scopes[depth - 1].class_index >= 0 && first == '_'
+                   && binds_init(s, line.start, line.end)) {
+            return 0; /* `__init__ = Base.__init__` in a class body: ast reads it */
         } else if (!read_statements(s, &line, depth == 0, found)) {
             return -1;
         }

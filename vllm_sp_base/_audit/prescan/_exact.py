@@ -91,8 +91,23 @@ def _class(node: ast.ClassDef) -> ClassScan:
         scan.init_explicit = scan.init_explicit or explicit
         scan.init_sets = scan.init_sets or _may_set(init)
         scan.has_init = True
+    if _binds_init(node.body):  # ``__init__ = nn.Module.__init__``: runs another class's
+        scan.has_init, scan.init_chains, scan.init_explicit = True, False, True
     scan.init_chains = scan.init_chains and scan.has_init
     return scan
+
+
+def _binds_init(body: list[ast.stmt]) -> bool:
+    """Whether a class body binds ``__init__`` by assignment, under if/try/... too."""
+    for stmt in body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+            stmt, ast.AnnAssign) and stmt.value is not None else []
+        if any(isinstance(t, ast.Name) and t.id == "__init__" for t in targets):
+            return True
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _binds_init(block) for block in _blocks(stmt)):
+            return True
+    return False
 
 
 def _blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:

@@ -217,6 +217,32 @@ VALID = (
                 nn.Module.__init__(self)
                 setup(self)  # a module-level function sets it on the instance
     """, name="module-function-sets-the-attribute"),
+    Example(_SCALED + """
+        def with_scale(cls):
+            cls.scale = 3
+            return cls
+        @with_scale  # a class attribute, bound by the decorator
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="a-class-decorator-sets-the-attribute"),
+    Example(_SCALED + """
+        class Scaling(type):
+            def __init__(cls, name, bases, namespace):
+                super().__init__(name, bases, namespace)
+                setattr(cls, "scale", 3)  # a class attribute of each class it builds
+        class Child(Parent, metaclass=Scaling):
+            def __init__(self):
+                nn.Module.__init__(self)
+        class Grandchild(Child):
+            pass
+    """, name="a-metaclass-init-sets-the-attribute"),
+    Example(_SCALED + """
+        import torch
+        class Child(Parent):
+            __init__ = Parent.__init__  # the parent's own: nothing skipped
+            dtype = torch.float32  # a value, not a method
+    """, name="init-bound-to-the-parents-in-the-class-body"),
     Example("""
         from torch import nn
         class Strategy(nn.Module):
@@ -409,6 +435,48 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="parent-sets-through-a-module-function"),
+    Example(_SCALED + """
+        def registered(cls):
+            cls.registered_as = cls.__name__
+            return cls
+        @registered  # binds another name
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="a-class-decorator-that-sets-another-name"),
+    Example(_SCALED + """
+        class Scaling(type):
+            def __call__(cls, *args):  # runs the class's __init__: sets nothing on the class
+                return super().__call__(*args)
+        class Child(Parent, metaclass=Scaling):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="a-metaclass-that-sets-nothing"),
+    Example(_SCALED + """
+        class Child(Parent):
+            __init__ = nn.Module.__init__  # Parent.__init__ never runs
+    """, (("Child", "scale", "error"),), name="init-bound-to-modules-in-the-class-body"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x
+        def _scaled(module, x):
+            return x * module.scale
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+            forward = _scaled  # the function runs as the method
+        class Aliased(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+            def _impl(self, x):
+                return x * self.scale
+            forward = _impl
+    """, (("Aliased", "scale", "error"), ("Child", "scale", "error")), name="forward-bound-in-the-class-body"),
     Example("""
         from torch import nn
         class Parent(nn.Module):

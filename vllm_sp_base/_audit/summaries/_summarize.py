@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from vllm_sp_base._audit.summaries._events import SETTER, STATIC, Import
+from vllm_sp_base._audit.summaries._events import SETTER, STATIC, Call, Import, Set
 from vllm_sp_base._audit.summaries._noqa import class_noqa
 from vllm_sp_base._audit.summaries._scopes import (
     CLASS_STATEMENT,
@@ -21,7 +21,13 @@ from vllm_sp_base._audit.summaries._signature import (
     header_parameters,
     parameters,
 )
-from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
+from vllm_sp_base._audit.summaries._summaries import (
+    Body,
+    BodyDoesNotParse,
+    ClassInfo,
+    Method,
+    ModuleInfo,
+)
 from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings, mangled
 from vllm_sp_base._audit.summaries._visitor import MethodVisitor
 
@@ -91,6 +97,32 @@ def _method(
     return method
 
 
+def _method_alias(name: str, value: str, stmt: ast.Assign, methods: dict[str, Method]) -> Method | None:
+    """``name = value`` in a class body binds a method: ``forward = _forward``
+    (a method defined above in the body) runs that method's code, and
+    ``__init__ = nn.Module.__init__`` (a dotted name ending in a dunder, or in
+    ``name`` itself: ``forward = Base.forward``) runs what ``X.m(self)`` would.
+    A module-level function bound so (``forward = _fwd``) is read with the
+    module's functions (``_bind``)."""
+    if "." not in value:
+        same = methods.get(value)
+        return None if same is None else renamed(same, name, stmt.lineno)
+    owner, _, attr = value.rpartition(".")
+    if attr != name and not (attr.startswith("__") and attr.endswith("__")):
+        return None  # ``dtype = torch.float32``: a value, not a method
+    method = Method(name, stmt.lineno)
+    method._events.append(Call("explicit", owner, attr, stmt.lineno, False, col=stmt.col_offset))
+    return method
+
+
+def renamed(method: Method, name: str, line: int) -> Method:
+    """``method``'s code bound under another name (its body parsed on its own)."""
+    copy = Method(name, line, method._body, method.is_property)
+    if method._body is None:
+        copy._events = method._events
+    return copy
+
+
 def _kept_text(module: _Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """The source from ``node``'s ``def`` line to its body's first line: the
     cut module's skeleton keeps only a signature's first parameter."""
@@ -140,6 +172,9 @@ def _collect_class_body(
                         held.pop(target.id, None)
                     else:
                         held[target.id] = held_name
+                        bound = _method_alias(target.id, held_name, stmt, methods)
+                        if bound is not None:
+                            methods[target.id] = bound
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None:
                 attrs.add(stmt.target.id)
@@ -204,6 +239,8 @@ def _bind(
                 cls = _class(stmt, module)
                 if earlier is not None:
                     cls.bases = [earlier if base == stmt.name else base for base in cls.bases]
+                cls.class_attrs |= _set_on_the_class(info, stmt)
+                _bind_function_aliases(info, cls)
                 info.classes[stmt.name] = cls
                 imports.pop(stmt.name, None)
                 aliases.pop(stmt.name, None)
@@ -245,6 +282,42 @@ def _bind(
                 aliases.pop(name, None)
                 if not fallback:
                     info.classes.pop(name, None)
+
+
+def _set_on_the_class(info: ModuleInfo, node: ast.ClassDef) -> set[str]:
+    """What this module's own functions and classes set on the class as Python
+    builds it: a decorator (``@with_scale``, ``def with_scale(cls): cls.scale =
+    2``) and the metaclass's ``__init__`` (``cls.scale = 2``) bind class
+    attributes, which every instance reads. Only what the module defines
+    before the class is followed: an imported decorator (a registry's) is
+    taken to set nothing."""
+    setters: list[Method] = []
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Name) and (function := info.functions.get(decorator.id)) is not None:
+            setters.append(function)
+    for keyword in node.keywords:
+        if keyword.arg == "metaclass" and isinstance(keyword.value, ast.Name):
+            meta = info.classes.get(keyword.value.id)
+            init = meta.methods.get("__init__") if meta is not None else None
+            if init is not None:
+                setters.append(init)
+    attrs: set[str] = set()
+    for setter in setters:
+        try:
+            attrs.update(event.attr for event in setter.events if type(event) is Set)
+        except BodyDoesNotParse:
+            pass  # said where the body is needed, or by ``--parse-all``
+    return attrs
+
+
+def _bind_function_aliases(info: ModuleInfo, cls: ClassInfo) -> None:
+    """``forward = _fwd`` in the class body, ``_fwd`` a function the module
+    defines before the class: the method runs the function's code, its first
+    parameter the instance."""
+    for name, value in cls.held.items():
+        function = info.functions.get(value)
+        if function is not None and name not in cls.methods:
+            cls.methods[name] = renamed(function, name, cls.line)
 
 
 def _bind_class_attributes(info: ModuleInfo, stmt: ast.Assign | ast.AnnAssign) -> None:
