@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vllm_sp_base._audit.frameworks import FRAMEWORKS, Wrapper
+from vllm_sp_base._audit.frameworks import FRAMEWORKS, Refusal, Wrapper
 
 #: The entry points of a torch module (a class with torch's ``Module`` in
 #: its MRO): what torch and the engines' model runners call on every load
@@ -28,6 +28,8 @@ DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
 #: What a framework wraps around a driven class's method, by the class.
 DEFAULT_WRAPPERS: tuple[tuple[str, Wrapper], ...] = tuple(
     (d.cls, w) for f in FRAMEWORKS for d in f.driven for w in d.wrappers)
+#: What a framework's classes refuse before their own ``__init__`` ran.
+DEFAULT_REFUSALS: tuple[Refusal, ...] = tuple(r for f in FRAMEWORKS for r in f.refusals)
 
 
 @dataclass(frozen=True)

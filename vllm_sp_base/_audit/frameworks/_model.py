@@ -19,6 +19,20 @@ class Wrapper:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """Until ``cls.__init__`` has run on the instance, the framework's class
+    refuses (raises AttributeError): calling one of its methods in ``calls``,
+    or assigning to an attribute an instance of a class in ``assigned`` (by
+    where it is defined, matched by last name; a subclass's instance too).
+    Each (name, reads) pair says which attributes of ``cls.__init__``'s the
+    refusal tests (torch's ``register_buffer`` looks for ``_buffers``)."""
+
+    cls: str
+    calls: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    assigned: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
 class Driven:
     """A plain (not torch module) class the framework builds and drives, by
     where it is defined (``vllm.v1.worker.worker_base.WorkerBase``, matched by
@@ -35,9 +49,11 @@ class Framework:
     """``module_entry_points``: what the framework calls on every torch module
     it runs; ``feature_entry_points``: what it calls only with a feature on (a
     read reached only from these is at most a warning); ``driven``: the plain
-    classes it drives."""
+    classes it drives; ``refusals``: what its classes refuse until their own
+    ``__init__`` ran."""
 
     name: str
     module_entry_points: tuple[str, ...] = ()
     feature_entry_points: tuple[str, ...] = ()
     driven: tuple[Driven, ...] = ()
+    refusals: tuple[Refusal, ...] = ()

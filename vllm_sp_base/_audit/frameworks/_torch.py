@@ -4,11 +4,14 @@ a ``Tensor`` subclass's ``to`` (``_to_copy``: ``model.to(device)`` on what
 holds torchao's quantized weights); a training loop runs an optimizer's
 ``zero_grad`` and ``step`` on every iteration, and torch's ``zero_grad``
 wraps the class's ``step`` (``_patch_step_function``) in a wrapper that
-reads the hook dictionaries ``Optimizer.__init__`` sets."""
+reads the hook dictionaries ``Optimizer.__init__`` sets. Before
+``Module.__init__`` has run, a module refuses a submodule, a parameter or a
+buffer (``cannot assign module before Module.__init__() call``): it looks for
+the dictionaries ``Module.__init__`` sets."""
 
 from __future__ import annotations
 
-from vllm_sp_base._audit.frameworks._model import Driven, Framework, Wrapper
+from vllm_sp_base._audit.frameworks._model import Driven, Framework, Refusal, Wrapper
 
 TORCH = Framework(
     "torch",
@@ -21,5 +24,14 @@ TORCH = Framework(
                     reads=("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks"),
                     installed_by=("zero_grad",)),
         )),
+    ),
+    refusals=(
+        Refusal(
+            "torch.nn.modules.module.Module",
+            calls=(("register_buffer", ("_buffers",)), ("register_parameter", ("_parameters",)),
+                   ("add_module", ("_modules",)), ("register_module", ("_modules",))),
+            assigned=(("torch.nn.modules.module.Module", ("_modules",)),
+                      ("torch.nn.parameter.Parameter", ("_parameters",))),
+        ),
     ),
 )

@@ -10,11 +10,12 @@ from vllm_sp_base._audit._options import (
     DEFAULT_ENTRY_POINTS,
     DEFAULT_FEATURE_ENTRY_POINTS,
     DEFAULT_PLAIN_ENTRY_POINTS,
+    DEFAULT_REFUSALS,
     DEFAULT_WRAPPERS,
 )
-from vllm_sp_base._audit.frameworks import Wrapper
+from vllm_sp_base._audit.frameworks import Refusal, Wrapper
 from vllm_sp_base._audit.report._finding import Finding, Frame
-from vllm_sp_base._audit.rule import _examples, _examples_python
+from vllm_sp_base._audit.rule import _examples, _examples_python, _examples_torch
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached
 from vllm_sp_base._audit.semantics._construction import (
@@ -73,8 +74,8 @@ class SkippedInitRead:
 
     CODE = "SPB001"
 
-    VALID = _examples.VALID + _examples_python.VALID
-    INVALID = _examples.INVALID + _examples_python.INVALID
+    VALID = _examples.VALID + _examples_python.VALID + _examples_torch.VALID
+    INVALID = _examples.INVALID + _examples_python.INVALID + _examples_torch.INVALID
 
     def __init__(
         self,
@@ -86,6 +87,7 @@ class SkippedInitRead:
         plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
         spelling: Callable[[str], list[tuple[str, bytes]]] | None = None,
         wrappers: Sequence[tuple[str, Wrapper]] = DEFAULT_WRAPPERS,
+        refusals: Sequence[Refusal] = DEFAULT_REFUSALS,
     ) -> None:
         self.project = project
         # name -> (path, bytes) of the audited files that spell it; None: not known
@@ -97,6 +99,7 @@ class SkippedInitRead:
         self.feature_entry_points = tuple(feature_entry_points)
         self.plain_entry_points = tuple(plain_entry_points)
         self.wrappers = tuple(wrappers)
+        self.refusals = tuple(refusals)
         self._may_skip: dict[ClassRef, bool] = {}
 
     def check(self, ref: ClassRef) -> list[Finding]:
@@ -114,7 +117,7 @@ class SkippedInitRead:
             # name)``), or a ``__getattribute__`` that catches a failed lookup, serves
             # what the skipped ``__init__`` left unset: no read is sure to fail.
             return []
-        built = construct(model)
+        built = construct(model, self.refusals)
         findings = self._skipped(model, ref, built)
         if built.skipped_unless and not built.raises:
             findings += self._skipped_under_a_test(model, ref, built, {f.attribute for f in findings})
@@ -432,8 +435,12 @@ def _masks(findings: list[tuple[str, str, Reached]], built_fails: bool) -> dict[
     built = first.get("__init__") if built_fails else None
     masks: dict[str, tuple[str, bool]] = {}
     for severity, entry, read in findings:
-        if severity == "note" or entry == "__init__":
-            continue  # no entry point reaches a note; construction's reads are in order already
+        if severity == "note":
+            continue  # no entry point reaches a note
+        if entry == "__init__":
+            if built is not None and built.order < read.order:  # met after construction surely failed
+                masks[read.attr] = (built.attr, True)
+            continue
         if built is not None:
             masks[read.attr] = (built.attr, True)
         elif entry in first and first[entry].order < read.order:

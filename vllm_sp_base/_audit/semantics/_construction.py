@@ -5,11 +5,14 @@ of the built instance."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from vllm_sp_base._audit.frameworks import Refusal
 from vllm_sp_base._audit.prescan._prescan import HARMLESS_EXTERNAL_BASES
 from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, nearest_test, walk
 from vllm_sp_base._audit.semantics._project import Opaque
+from vllm_sp_base._audit.semantics._refusals import Refusing
 from vllm_sp_base._audit.summaries._conditions import CALLED, EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import (
     DEFAULTED,
@@ -123,10 +126,11 @@ def _set_names(model: ClassModel, step: Executed) -> tuple[str, ...] | None:
     return ()
 
 
-def construct(model: ClassModel) -> Construction:
+def construct(model: ClassModel, refusals: Sequence[Refusal] = ()) -> Construction:
     """Simulate ``C(...)``: the ``__init__`` it finds, and everything that runs
     from there (parent ``__init__`` chains however spelled, helpers on self),
-    in order; the reads of attributes nothing has set yet."""
+    in order; the reads of attributes nothing has set yet, what a framework's
+    class refuses before its ``__init__`` ran (``refusals``) included."""
     built = Construction()
     found = model.lookup("__init__", 0)
     if found is None:
@@ -143,25 +147,13 @@ def construct(model: ClassModel) -> Construction:
     # A call of an ``__init__`` under one test of an attribute set once so far
     # (``_failed_test``) -> what the instance holds where that test failed.
     failing: dict[int, Known] = {}
-    for step in walk(model, (found[0], found[1]), built.executed):
+    refusing = Refusing(model, refusals)
+    for order, step in enumerate(walk(model, (found[0], found[1]), built.executed)):
         event = step.event
+        for read in refusing.reads(step):  # ``self.proj = nn.Linear(...)`` before ``Module.__init__``
+            _meet_read(built, after_sets, so_far, step, read, order)
         if type(event) is Read:
-            if so_far and step.requires and contradicts(step.requires, so_far):
-                continue
-            first = built.early_reads.get(event.attr)
-            if (
-                not step.caught and not built.sets_any and event.attr not in built.sets
-                and (first is None or (first.conditional and not step.conditional))
-            ):  # the first read, or the first sure one
-                built.early_reads[event.attr] = Reached(
-                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
-                    step.condition, step.requires, nearest_test(event, step.condition))
-            elif not step.caught and event.attr in built.set_through and event.attr not in after_sets:
-                # The first read after something set it: it fails where only an
-                # ``__init__`` run under a test set it, and that test failed.
-                after_sets[event.attr] = (Reached(
-                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
-                    step.condition, step.requires), len(built.set_through[event.attr]))
+            _meet_read(built, after_sets, so_far, step, event, order)
             continue
         if type(event) is Assert:
             if not step.conditional:
@@ -221,6 +213,31 @@ def construct(model: ClassModel) -> Construction:
         if all(innermost in built.skipped_unless for _, innermost, _ in built.set_through[attr][:before])
     }
     return built
+
+
+def _meet_read(
+    built: Construction, after_sets: dict[str, tuple[Reached, int]], so_far: Known, step: Executed, event: Read,
+    order: int,
+) -> None:
+    """Construction meets a read: the first of an attribute nothing set yet
+    (or the first sure one), or the first after an ``__init__`` run under a
+    test set it."""
+    if so_far and step.requires and contradicts(step.requires, so_far):
+        return
+    first = built.early_reads.get(event.attr)
+    if (
+        not step.caught and not built.sets_any and event.attr not in built.sets
+        and (first is None or (first.conditional and not step.conditional))
+    ):  # the first read, or the first sure one
+        built.early_reads[event.attr] = Reached(
+            event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
+            step.condition, step.requires, nearest_test(event, step.condition), order=order)
+    elif not step.caught and event.attr in built.set_through and event.attr not in after_sets:
+        # The first read after something set it: it fails where only an
+        # ``__init__`` run under a test set it, and that test failed.
+        after_sets[event.attr] = (Reached(
+            event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
+            step.condition, step.requires), len(built.set_through[event.attr]))
 
 
 #: What an attribute known to fail a test passes: (test, literal) -> the fact.

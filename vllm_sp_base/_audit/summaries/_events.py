@@ -31,6 +31,7 @@ class Set:
     line: int
     conditional: bool
     value: str | None = None  # the literal it binds (``"False"``, ``"None"``, ``"3"``, ``"[]"``), if one
+    made: str | None = None  # the dotted name called for the value (``nn.Linear`` in ``nn.Linear(2, 2)``), if one
 
 
 @dataclass(slots=True)

@@ -208,7 +208,8 @@ class MethodVisitor(ast.NodeVisitor):
             literal = repr(value.value)
         elif value is not None:
             literal = empty_sequence(value)
-        self.events.append(Set(attr, self._line(node), self.depth > 0, literal))
+        made = dotted(value.func) if isinstance(value, ast.Call) else None
+        self.events.append(Set(attr, self._line(node), self.depth > 0, literal, made))
 
     def _set_named(self, name: ast.expr, node: ast.expr) -> None:
         """A set whose attribute name is the expression ``name``."""

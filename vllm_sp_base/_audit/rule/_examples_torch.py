@@ -1,0 +1,60 @@
+"""SPB001's examples of what torch itself refuses (fixit style): a module
+whose ``Module.__init__`` has not run yet refuses a submodule, a parameter or
+a buffer (``cannot assign module before Module.__init__() call``). Each is
+executed in ``tests/audit/test_torch_refusals.py`` as well as audited."""
+
+from __future__ import annotations
+
+from vllm_sp_base._audit.rule._examples import Example
+
+#: A torch module whose ``__init__`` sets what its ``forward`` reads.
+_SCALED = """
+        import torch
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+"""
+
+VALID = (
+    Example(_SCALED + """
+        class Child(Parent):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(1, 1)  # after Module.__init__: a submodule
+                self.register_buffer("mask", torch.ones(1))
+                self.bias = nn.Parameter(torch.zeros(1))
+    """, name="torch-state-assigned-after-module-init"),
+    Example(_SCALED + """
+        class Child(Parent):
+            def __init__(self):
+                self.size = int("2")  # a plain value: torch takes it before Module.__init__
+                nn.Module.__init__(self)
+                self.scale = 3
+    """, name="torch-plain-value-assigned-before-module-init"),
+)
+
+INVALID = (
+    Example(_SCALED + """
+        class Child(Parent):
+            def __init__(self):
+                self.proj = nn.Linear(1, 1)  # torch refuses: Module.__init__ never ran
+    """, (("Child", "_modules", "error"), ("Child", "scale", "warning")),
+        name="torch-submodule-assigned-before-module-init"),
+    Example(_SCALED + """
+        class Child(Parent):
+            def __init__(self):
+                self.register_buffer("mask", torch.ones(1))  # torch refuses: Module.__init__ never ran
+    """, (("Child", "_buffers", "error"), ("Child", "_non_persistent_buffers_set", "warning"),
+          ("Child", "scale", "warning")), name="torch-buffer-registered-before-module-init"),
+    Example(_SCALED + """
+        class Child(Parent):
+            def __init__(self, bias):
+                if bias:
+                    self.bias = nn.Parameter(torch.zeros(1))  # torch refuses where it runs
+    """, (("Child", "_parameters", "warning"), ("Child", "scale", "error")),
+        name="torch-parameter-assigned-before-module-init"),
+)
