@@ -54,6 +54,7 @@ class _Module:
     cuts: dict[tuple[int, int], tuple[int, int, int, int]] = field(default_factory=dict)
     walrus: bool = True  # the source spells ``:=`` somewhere (else no expression is walked for one)
     noqa: bool = True  # the source spells ``noqa`` in some case (else no class header is read for one)
+    stubs: set[str] = field(default_factory=set)  # classes defined only under ``if TYPE_CHECKING:``
 
 
 def _method(
@@ -233,7 +234,9 @@ def _bind(
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             pairs = import_bindings(stmt)
         elif isinstance(stmt, ast.ClassDef):
-            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus, module.stubs)
+            if fallback and stmt.name in info.aliases:
+                continue  # a stub for the type checker of a name the module binds at run time
             if override or stmt.name not in info.classes:
                 earlier = shadow(info, stmt.name)  # ``class B(B)``: its base is the earlier B
                 cls = _class(stmt, module)
@@ -242,6 +245,8 @@ def _bind(
                 cls.class_attrs |= _set_on_the_class(info, stmt)
                 _bind_function_aliases(info, cls)
                 info.classes[stmt.name] = cls
+                if fallback:
+                    module.stubs.add(stmt.name)
                 imports.pop(stmt.name, None)
                 aliases.pop(stmt.name, None)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
@@ -250,7 +255,7 @@ def _bind(
             strings = None if stmt.value is None else constant_strings(stmt.value)
             if isinstance(target, ast.Name) and strings is not None and not fallback:
                 info.constants[target.id] = strings
-            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus, module.stubs)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not fallback:
                 _bind_function(info, module, stmt)
@@ -263,7 +268,7 @@ def _bind(
         elif isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
             # A ``with`` body, the first branch or a loop's body: what it binds
             # wins over an ``else``'s (the audit cannot tell which ran).
-            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus, module.stubs)
             _bind(info, module, stmt.body, fallback, override)
             _bind(info, module, getattr(stmt, "orelse", []), fallback, False)
         elif isinstance(stmt, (ast.Try, ast.TryStar)):
@@ -273,7 +278,7 @@ def _bind(
             _bind(info, module, stmt.orelse, fallback, override)
             _bind(info, module, stmt.finalbody, fallback, override)
         else:
-            _bind_aliases(info, stmt, aliases, imports, override, module.walrus)
+            _bind_aliases(info, stmt, aliases, imports, override, module.walrus, module.stubs)
         for name, imp in pairs:
             if name == "*":
                 info.star_imports.append(imp)
@@ -332,12 +337,16 @@ def _bind_class_attributes(info: ModuleInfo, stmt: ast.Assign | ast.AnnAssign) -
 
 def _bind_aliases(
     info: ModuleInfo, stmt: ast.stmt, aliases: dict[str, str], imports: dict[str, Import], override: bool,
-    walrus: bool,
+    walrus: bool, module_stubs: frozenset[str] | set[str] = frozenset(),
 ) -> None:
     for name, value in assigned_aliases(stmt, walrus):
         if override or name not in aliases:
             aliases[name] = value
             imports.pop(name, None)
+            if aliases is info.aliases and name in module_stubs:
+                # ``if TYPE_CHECKING: class Base(nn.Module): ...`` ``else: Base = Real``:
+                # the class never exists at run time, the alias does.
+                info.classes.pop(name, None)
 
 
 def _bind_function(info: ModuleInfo, module: _Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
