@@ -66,6 +66,17 @@ def test_python_raises_where_the_rule_says_error(example: Example) -> None:
     assert expected and expected <= _executed(example)
 
 
+def test_a_plain_class_method_the_tree_calls_raises_where_it_calls_it() -> None:
+    # A warning: the call site runs where the tree runs it; here main() does.
+    (example,) = [e for e in INVALID if e.name == "plain-class-method-the-tree-calls"]
+    namespace: dict[str, object] = {"__name__": "example"}
+    exec(compile(example.source, "example.py", "exec"), namespace)  # noqa: S102 - our own examples
+    main = namespace["main"]
+    assert callable(main)
+    with pytest.raises(AttributeError, match="'MyPipeline' object has no attribute 'config'"):
+        main()
+
+
 def test_a_warning_example_raises_under_python_too() -> None:
     # The warning examples' reads are reached when their test holds; here it
     # always does, so Python raises where the rule warns.

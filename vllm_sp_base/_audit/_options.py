@@ -22,7 +22,8 @@ DEFAULT_FEATURE_ENTRY_POINTS = tuple(dict.fromkeys(
 #: Plain (not torch) classes a framework builds and drives, by where they are
 #: defined, and what it calls on them on every use (those also among the
 #: feature entry points, with that feature only: a worker's ``start_profile``).
-#: Any other plain class is checked while it is built only.
+#: Any other plain class is checked while it is built, and from the methods
+#: the audited tree calls on an instance it builds (``semantics/_call_sites.py``).
 DEFAULT_PLAIN_ENTRY_POINTS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (d.cls, d.calls) for f in (*FRAMEWORKS[1:], FRAMEWORKS[0]) for d in f.driven)
 #: What a framework wraps around a driven class's method, by the class.

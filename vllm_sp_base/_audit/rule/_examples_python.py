@@ -37,6 +37,26 @@ _PENDING = """
                 self.scale = 3
 """
 
+#: A plain class whose ``save_pretrained`` reads what its ``__init__`` sets,
+#: and a subclass that rewrites that ``__init__`` inline without it.
+_PIPELINE = """
+        class Pipeline:
+            def __init__(self, model):
+                self.model = model
+                self.config = {"name": "base"}
+            def save_pretrained(self, path):
+                return path, self.config
+            def run(self, x):
+                return self.model(x)
+            def __enter__(self):
+                return self
+            def __exit__(self, *exc):
+                return False
+        class MyPipeline(Pipeline):
+            def __init__(self, model):
+                self.model = model  # the parent's __init__ inline, without config
+"""
+
 #: A torch module whose ``__init__`` sets what its ``forward`` reads.
 _ENV = """
         from torch import nn
@@ -243,6 +263,39 @@ VALID = (
             __init__ = Parent.__init__  # the parent's own: nothing skipped
             dtype = torch.float32  # a value, not a method
     """, name="init-bound-to-the-parents-in-the-class-body"),
+    Example(_PIPELINE + """
+        def main():
+            pipe = MyPipeline(len)
+            return pipe.run([1])  # the tree never calls save_pretrained on one
+    """, name="plain-class-method-the-tree-never-calls"),
+    Example(_PIPELINE + """
+        def main(pipe, fresh):
+            if fresh:
+                pipe = MyPipeline(len)
+                return pipe.run([1])
+            else:
+                return pipe.save_pretrained("out")  # another object: the build is in the other branch
+    """, name="plain-class-method-called-in-a-sibling-branch"),
+    Example("""
+        from typing import TYPE_CHECKING
+        from torch import nn
+        class Real(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        if TYPE_CHECKING:
+            class Base(nn.Module):  # for the type checker only: never built
+                scale: int
+                def __init__(self) -> None: ...
+        else:
+            Base = Real
+        class Child(Base):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(1, 1)
+    """, name="base-a-type-checking-stub-names-differently-at-run-time"),
     Example("""
         from torch import nn
         class Strategy(nn.Module):
@@ -477,6 +530,14 @@ INVALID = (
                 return x * self.scale
             forward = _impl
     """, (("Aliased", "scale", "error"), ("Child", "scale", "error")), name="forward-bound-in-the-class-body"),
+    Example(_PIPELINE + """
+        def main():
+            pipe = MyPipeline(len)
+            pipe.run([1])
+            with MyPipeline(len) as other:  # another build: its calls count too
+                other.run([2])
+            return pipe.save_pretrained("out")  # a use of the class, not every one
+    """, (("MyPipeline", "config", "warning"),), name="plain-class-method-the-tree-calls"),
     Example("""
         from torch import nn
         class Parent(nn.Module):

@@ -16,6 +16,7 @@ from vllm_sp_base._audit._options import (
 from vllm_sp_base._audit.frameworks import Refusal, Wrapper
 from vllm_sp_base._audit.report._finding import Finding, Frame
 from vllm_sp_base._audit.rule import _examples, _examples_python, _examples_torch
+from vllm_sp_base._audit.semantics._call_sites import called_on_instances
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached
 from vllm_sp_base._audit.semantics._construction import (
@@ -37,13 +38,14 @@ from vllm_sp_base._audit.semantics._runtime import (
     feature,
     filled_on_this_instance,
     is_draft,
+    is_module,
     role_facts,
     set_by_the_engine,
     wrapper_reads,
 )
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import Known, defaulted, requirements
-from vllm_sp_base._audit.summaries._summaries import bound_methods
+from vllm_sp_base._audit.summaries._summaries import bound_methods, python_name
 
 
 class SkippedInitRead:
@@ -189,6 +191,9 @@ class SkippedInitRead:
             model, self.entry_points, self.feature_entry_points, self.plain_entry_points,
             built.sets | class_level, built.sets_any,
         )
+        # Where construction sets names the source does not show, a use is too weak a witness.
+        sites = {} if built.raises or built.sets_any else self._call_sites(model, ref, missing, (*entries, *features))
+        features = (*features, *sites)  # where the tree calls it: a use, not every one
         reached = reach(model, missing, entries, features)
         tested = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)}
         if reached:  # what it binds to None raises where it is used at once (``self.tower.config``)
@@ -232,12 +237,25 @@ class SkippedInitRead:
         masks = _masks(findings, built_fails)
         reported = []
         for severity, entry, read in sorted(findings, key=lambda f: f[2].attr):
-            finding = self._finding(model, ref, severity, entry, read, would[read.attr], skippers)
+            finding = self._finding(model, ref, severity, entry, read, would[read.attr], skippers, sites)
             if read.attr in masks:
                 by, while_built = masks[read.attr]
                 finding = dataclasses.replace(finding, masked_by=by, masked_while_built=while_built)
             reported.append(finding)
         return reported
+
+    def _call_sites(
+        self, model: ClassModel, ref: ClassRef, missing: set[str], entries: Sequence[str],
+    ) -> dict[str, tuple[str, int]]:
+        """A plain class's methods that the audited tree calls on an instance
+        it builds, with the first call site: its entry points as the tree uses
+        it (a torch module's are torch's)."""
+        if not missing or self.spelling is None or is_module(model):
+            return {}
+        name = python_name(ref.name)
+        sites = called_on_instances(name, self.spelling(name))
+        return {method: site for method, site in sites.items()
+                if method not in entries and method != "__init__" and model.lookup(method, 0) is not None}
 
     def _may_be_a_base_of(self, entry: MroEntry, unseen: MroEntry, before: set[MroEntry]) -> bool:
         """Whether ``entry``, a class the source shows, may be a base of the
@@ -295,8 +313,8 @@ class SkippedInitRead:
             reached = {a: r for a, r in reached.items() if a not in set_later} | early
             for attr in sorted(reached):
                 entry, read = reached[attr]
-                also = self._condition(entry, read)
-                finding = self._finding(model, ref, "warning", entry, read, (index, *lacks[attr]), {index: skipper})
+                also = self._condition(entry, read, {})
+                finding = self._finding(model, ref, "warning", entry, read, (index, *lacks[attr]), {index: skipper}, {})
                 findings.append(dataclasses.replace(
                     finding, condition=f"when {when}" + (f", {also}" if also else "")))
                 reported.add(attr)
@@ -360,6 +378,7 @@ class SkippedInitRead:
         read: Reached,
         set_at: tuple[int, int, int],
         skippers: dict[int, MroEntry],
+        sites: dict[str, tuple[str, int]],
     ) -> Finding:
         cls = model.infos[0]
         assert cls is not None
@@ -389,12 +408,16 @@ class SkippedInitRead:
             skipped_by=str(skippers[skip_index]),
             entry=entry or None,
             chain=chain,
-            condition=self._condition(entry, read),
+            condition=self._condition(entry, read, sites),
         )
 
-    def _condition(self, entry: str, read: Reached) -> str | None:
+    def _condition(self, entry: str, read: Reached, sites: dict[str, tuple[str, int]]) -> str | None:
         """What makes the read happen, where not every load does: the feature
-        that calls the entry point, or the first test on the way."""
+        that calls the entry point, the tree's call of it, or the first test
+        on the way."""
+        if entry in sites:
+            path, line = sites[entry]
+            return f"called at {path}:{line}"
         if entry in self.feature_entry_points and entry not in self.entry_points:
             return feature(entry).label
         if not (read.condition and read.conditional):

@@ -181,7 +181,7 @@ def _scope(body: list[ast.stmt], found: Builds, followed: set[int]) -> None:
         name, attrs = built.pop(variable)
         found.assigned.setdefault(name, []).append(frozenset(attrs))
 
-    for node in _in_scope(body):
+    for node in in_scope(body):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -209,7 +209,7 @@ def _scope(body: list[ast.stmt], found: Builds, followed: set[int]) -> None:
         close(variable)
 
 
-def _in_scope(body: list[ast.stmt]) -> list[ast.AST]:
+def in_scope(body: list[ast.stmt]) -> list[ast.AST]:
     """The nodes of ``body`` in source order, not those of the functions,
     lambdas and classes it defines (scopes of their own)."""
     found: list[ast.AST] = []
@@ -256,7 +256,7 @@ def _writers_in(path: str, data: bytes, attr: str) -> frozenset[str] | None:
         return None
     scopes: list[tuple[str, list[ast.stmt]]] = [(MODULE_LEVEL, tree.body)]
     scopes += [(n.name, n.body) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return frozenset(name for name, body in scopes if any(_writes(node, attr) for node in _in_scope(body)))
+    return frozenset(name for name, body in scopes if any(_writes(node, attr) for node in in_scope(body)))
 
 
 def _writes(node: ast.AST, attr: str) -> bool:
