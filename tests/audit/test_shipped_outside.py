@@ -2,6 +2,12 @@
 that fails, at the severity of how surely it runs, and each is executed to
 show Python fails there too.
 
+A transformers ``Pipeline`` that rewrites the base's ``__init__`` inline
+leaves out what ``save_pretrained`` (and ``__call__``'s iterator) read:
+transformers 4.36.2's ``AutomaticSpeechRecognitionPipeline`` had no
+``image_processor`` (transformers#28162), fixed in 4.37.0 by calling
+``super().__init__``; the releases themselves are audited under ``-m releases``.
+
 Optimisers are driven by a training loop (``zero_grad(); step()``): torch's
 ``Optimizer.zero_grad`` reads ``self.defaults``, which only
 ``Optimizer.__init__`` sets, and wraps the class's ``step`` in a wrapper that
@@ -11,7 +17,10 @@ that skips it crashes on the first iteration."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,7 +28,12 @@ import torch
 
 from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit.report._finding import Finding
+from vllm_sp_base._audit.rule._examples_frameworks import INVALID as FRAMEWORK_INVALID
 from vllm_sp_base._audit.sources._cache import Cache
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+
+from upstream_releases import cache_root  # noqa: E402
 
 # The shape of the Lookahead wrappers reported in
 # WiraDKP/pytorch_speaker_embedding_for_diarization#7 ("'Lookahead' object has
@@ -148,3 +162,35 @@ def test_lookahead_wrapper_with_its_own_zero_grad_is_clean(tmp_path: Path) -> No
             self.optimizer.zero_grad(set_to_none)
     """), "    ")
     _clean_and_runs(source, tmp_path)
+
+
+def test_a_pipeline_saved_without_its_state_raises_where_it_is_saved() -> None:
+    (example,) = [e for e in FRAMEWORK_INVALID if e.name == "transformers-pipeline-saved-without-its-state"]
+    namespace: dict[str, object] = {"__name__": "example"}
+    exec(compile(example.source, "example.py", "exec"), namespace)  # noqa: S102 - our own example
+    pipeline = namespace["SpeechPipeline"]
+    assert isinstance(pipeline, type)
+    with pytest.raises(AttributeError, match="'SpeechPipeline' object has no attribute 'image_processor'"):
+        pipeline(len).save_pretrained("out")
+
+
+def _transformers_pipelines(version: str, into: Path) -> Path:
+    """transformers ``version``'s ``pipelines`` package, from its wheel
+    (downloaded once into the releases cache)."""
+    wheels = cache_root().parent / "wheels"
+    wheel = wheels / f"transformers-{version}-py3-none-any.whl"
+    if not wheel.is_file():
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"transformers=={version}",
+                        "-d", str(wheels)], check=True, capture_output=True)
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(into, [n for n in archive.namelist() if n.startswith("transformers/pipelines/")])
+    return into / "transformers" / "pipelines"
+
+
+@pytest.mark.releases
+def test_transformers_asr_pipeline_of_4_36_is_found_and_4_37_is_clean(tmp_path: Path) -> None:
+    found = _audited(_transformers_pipelines("4.36.2", tmp_path / "4.36.2"))
+    asr = [(f.attribute, f.severity) for f in found if f.class_name.endswith("AutomaticSpeechRecognitionPipeline")]
+    assert ("image_processor", "warning") in asr
+    fixed = _audited(_transformers_pipelines("4.37.0", tmp_path / "4.37.0"))
+    assert not [f for f in fixed if f.class_name.endswith("AutomaticSpeechRecognitionPipeline")]

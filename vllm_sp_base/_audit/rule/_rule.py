@@ -15,7 +15,7 @@ from vllm_sp_base._audit._options import (
 )
 from vllm_sp_base._audit.frameworks import Refusal, Wrapper
 from vllm_sp_base._audit.report._finding import Finding, Frame
-from vllm_sp_base._audit.rule import _examples, _examples_python, _examples_torch
+from vllm_sp_base._audit.rule import _examples, _examples_frameworks, _examples_python
 from vllm_sp_base._audit.semantics._call_sites import called_on_instances
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached
@@ -76,8 +76,8 @@ class SkippedInitRead:
 
     CODE = "SPB001"
 
-    VALID = _examples.VALID + _examples_python.VALID + _examples_torch.VALID
-    INVALID = _examples.INVALID + _examples_python.INVALID + _examples_torch.INVALID
+    VALID = _examples.VALID + _examples_python.VALID + _examples_frameworks.VALID
+    INVALID = _examples.INVALID + _examples_python.INVALID + _examples_frameworks.INVALID
 
     def __init__(
         self,

@@ -1,7 +1,9 @@
-"""SPB001's examples of what torch itself refuses (fixit style): a module
-whose ``Module.__init__`` has not run yet refuses a submodule, a parameter or
-a buffer (``cannot assign module before Module.__init__() call``). Each is
-executed in ``tests/audit/test_torch_refusals.py`` as well as audited."""
+"""SPB001's examples of what the framework descriptions (``frameworks/``)
+say (fixit style). torch: a module whose ``Module.__init__`` has not run yet
+refuses a submodule, a parameter or a buffer (``cannot assign module before
+Module.__init__() call``), each executed in
+``tests/audit/test_torch_refusals.py`` as well as audited. transformers: a
+``Pipeline`` is called, and saved when a user saves it."""
 
 from __future__ import annotations
 
@@ -17,6 +19,21 @@ _SCALED = """
                 self.scale = 2
             def forward(self, x):
                 return x * self.scale
+"""
+
+#: A transformers-style pipeline base: ``__call__`` and ``save_pretrained``
+#: read what its ``__init__`` sets (transformers#28162's shape, 4.36.2).
+_PIPELINE = """
+        class Pipeline:
+            def __init__(self, model, tokenizer=None, image_processor=None):
+                self.model = model
+                self.tokenizer = tokenizer
+                self.image_processor = image_processor
+            def __call__(self, inputs):
+                return self.model(self.tokenizer(inputs))
+            def save_pretrained(self, save_directory):
+                if self.image_processor is not None:
+                    self.image_processor.save_pretrained(save_directory)
 """
 
 VALID = (
@@ -35,9 +52,20 @@ VALID = (
                 nn.Module.__init__(self)
                 self.scale = 3
     """, name="torch-plain-value-assigned-before-module-init"),
+    Example(_PIPELINE + """
+        class SpeechPipeline(Pipeline):
+            def __init__(self, model, tokenizer=None):
+                super().__init__(model, tokenizer)
+    """, name="transformers-pipeline-that-runs-the-base-init"),
 )
 
 INVALID = (
+    Example(_PIPELINE + """
+        class SpeechPipeline(Pipeline):
+            def __init__(self, model, tokenizer=None):
+                self.model = model  # the base's __init__ rewritten inline, without image_processor
+                self.tokenizer = tokenizer
+    """, (("SpeechPipeline", "image_processor", "warning"),), name="transformers-pipeline-saved-without-its-state"),
     Example(_SCALED + """
         class Child(Parent):
             def __init__(self):
