@@ -57,6 +57,18 @@ VALID = (
             def __init__(self, model, tokenizer=None):
                 super().__init__(model, tokenizer)
     """, name="transformers-pipeline-that-runs-the-base-init"),
+    Example("""
+        import torch
+        from torch.optim import Optimizer
+        class SGD(Optimizer):
+            # Names a fused optimizer; never stepped (torchrec's placeholders).
+            def __init__(self, params, **kwargs):
+                self._params = params
+                self._kwargs = kwargs
+            @torch.no_grad()
+            def step(self, closure=None):
+                raise NotImplementedError
+    """, name="torch-optimizer-placeholder-never-stepped"),
 )
 
 INVALID = (

@@ -284,7 +284,8 @@ def entry_points_for(
     whose check an instance with ``has`` passes (``anything``: it sets names
     the source does not show); a plain class what ``drives`` says the engine
     calls on it (those among ``features`` as features: a worker's
-    ``start_profile``), and nothing for the others; a test's double nothing."""
+    ``start_profile``; nothing where one of them surely raises
+    NotImplementedError), and nothing for the others; a test's double nothing."""
     first = model.mro[0]
     if isinstance(first, ClassRef) and in_a_test(first.module):
         return (), ()
@@ -293,4 +294,9 @@ def entry_points_for(
             entries = tuple(e for e in entries if e != "forward")
         return entries, gated(features, has, anything, is_draft(model))
     driven = plain_entry_points(model, drives)
+    if any(model.marked(m, "not_implemented") for m in driven):
+        # A method the framework calls surely raises NotImplementedError: a
+        # placeholder (torchrec's optimizers, which only name a fused one) or
+        # an abstract class, which the framework never drives through.
+        return (), ()
     return tuple(m for m in driven if m not in features), tuple(m for m in driven if m in features)

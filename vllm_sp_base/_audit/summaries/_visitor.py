@@ -541,8 +541,11 @@ class MethodVisitor(ast.NodeVisitor):
 
     def visit_Raise(self, node: ast.Raise) -> None:
         raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-        if raised is not None and (dotted(raised) or "").rsplit(".", 1)[-1] == "AttributeError":
+        raised_name = (dotted(raised) or "").rsplit(".", 1)[-1] if raised is not None else ""
+        if raised_name == "AttributeError":
             self.events.append(Marker("raises_attribute_error", self._line(node)))
+        elif raised_name == "NotImplementedError" and not (self.depth > 0 or self.catching > 0):
+            self.events.append(Marker("not_implemented", self._line(node)))  # a placeholder or an abstract method
         self.generic_visit(node)
         self.events.append(Marker("raises", self._line(node), self.depth > 0 or self.catching > 0))
 
