@@ -40,7 +40,7 @@ _PENDING = """
 #: A plain class whose ``save_pretrained`` reads what its ``__init__`` sets,
 #: and a subclass that rewrites that ``__init__`` inline without it.
 _PIPELINE = """
-        class Pipeline:
+        class BasePipeline:  # no framework's: transformers' is Pipeline
             def __init__(self, model):
                 self.model = model
                 self.config = {"name": "base"}
@@ -52,7 +52,7 @@ _PIPELINE = """
                 return self
             def __exit__(self, *exc):
                 return False
-        class MyPipeline(Pipeline):
+        class MyPipeline(BasePipeline):
             def __init__(self, model):
                 self.model = model  # the parent's __init__ inline, without config
 """
@@ -296,6 +296,30 @@ VALID = (
                 super().__init__()
                 self.proj = nn.Linear(1, 1)
     """, name="base-a-type-checking-stub-names-differently-at-run-time"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._scale = 2
+                self.offset = 1
+            @property
+            def scale(self):
+                return self._scale
+            @scale.setter
+            def scale(self, value):
+                self._scale = value
+            def forward(self, x):
+                return x * self.scale + self.offset
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.scale = 3  # Child's own setter: it sets offset too
+            @Parent.scale.setter
+            def scale(self, value):
+                self._scale = value
+                self.offset = 0
+    """, name="a-subclass-setter-of-the-parents-property"),
     Example("""
         from torch import nn
         class Strategy(nn.Module):

@@ -289,10 +289,16 @@ def walk(
             found = None
             if (type(event) is Read or type(event) is Set) and event.attr in model.properties:
                 found = model.lookup(event.attr, 0)
-                if found is not None and model.class_attr_before(event.attr, found[0]):
-                    found = None  # ``max_batch_size = None`` in a subclass hides the base's property
-                if found is not None and type(event) is Set:
-                    found = _setter(model, found[0], event.attr)
+                # ``@Parent.x.setter`` in a subclass: a property of its own (the
+                # parent's getter, its setter), which assigning finds first.
+                own = model.lookup(event.attr + SETTER, 0) if type(event) is Set else None
+                if own is not None and found is not None and own[0] < found[0]:
+                    found = own
+                else:
+                    if found is not None and model.class_attr_before(event.attr, found[0]):
+                        found = None  # ``max_batch_size = None`` in a subclass hides the base's property
+                    if found is not None and type(event) is Set:
+                        found = _setter(model, found[0], event.attr)
             callee = found[1] if found is not None else None
             if callee is None or not (callee.is_property or callee.name.endswith(SETTER)):
                 continue

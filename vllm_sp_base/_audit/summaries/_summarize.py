@@ -98,6 +98,12 @@ def _method(
     return method
 
 
+def _is_setter(decorator: ast.expr, name: str) -> bool:
+    """``@x.setter``, or ``@Parent.x.setter`` (a subclass's setter of the parent's property)."""
+    spelled = dotted(decorator) or ""
+    return spelled == f"{name}.setter" or spelled.endswith(f".{name}.setter")
+
+
 def _method_alias(name: str, value: str, stmt: ast.Assign, methods: dict[str, Method]) -> Method | None:
     """``name = value`` in a class body binds a method: ``forward = _forward``
     (a method defined above in the body) runs that method's code, and
@@ -144,7 +150,7 @@ def _collect_class_body(
             method = _method(stmt, class_name, module)
             if method is not None:
                 methods[stmt.name] = method
-            elif any(dotted(d) == f"{stmt.name}.setter" for d in stmt.decorator_list):
+            elif any(_is_setter(d, stmt.name) for d in stmt.decorator_list):
                 setter = _method(stmt, class_name, module, setter=True)
                 if setter is not None:
                     setter.name = stmt.name + SETTER
