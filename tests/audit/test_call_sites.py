@@ -1,31 +1,37 @@
 """Where the audited tree calls a method on an instance of a class it builds
 (``semantics/_call_sites.py``): a call that may run after the build, in the
-same scope, is one; a call in a sibling branch, after the variable is bound
-again, or in a test's file is not."""
+same scope, on the object built, is one; a call in a sibling branch, after
+the variable is bound again (a comprehension's, a pattern's, a ``with``'s own
+name), or on another module's class of the name is not."""
 
 from __future__ import annotations
 
+import os
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from vllm_sp_base._audit._engine import audit
 from vllm_sp_base._audit.semantics._call_sites import called_on_instances
+from vllm_sp_base._audit.sources._cache import Cache
 
 
-def _sites(source: str, path: str = "pkg/run.py") -> dict[str, int]:
-    found = called_on_instances("Runner", [(path, textwrap.dedent(source).encode())])
+def _sites(source: str) -> dict[str, int]:
+    # Here every spelling but ``threading.Runner`` names the audited class.
+    found = called_on_instances("Runner", [("pkg/run.py", textwrap.dedent(source).encode())],
+                                lambda path, spelled: spelled != "threading.Runner")
     return {method: line for method, (_, line) in found.items()}
 
 
 @pytest.mark.parametrize(("source", "expected"), [
     ("r = Runner()\nr.step()\n", {"step": 2}),
     ("Runner(cfg).step()\n", {"step": 1}),
-    ("with Runner() as r:\n    r.step()\n", {"step": 2}),
     ("def f():\n    r = mod.Runner()\n    if x:\n        r.step()\n", {"step": 4}),
     ("if x:\n    r = Runner()\nr.step()\n", {"step": 3}),  # may hold one after the if
     ("for _ in range(3):\n    r = Runner()\n    r.step()\n", {"step": 3}),
     ("try:\n    r = Runner()\nexcept E:\n    pass\nr.step()\n", {"step": 5}),
-], ids=["variable", "built-and-called", "with", "nested-test", "after-a-branch", "loop", "try"])
+], ids=["variable", "built-and-called", "nested-test", "after-a-branch", "loop", "try"])
 def test_a_call_that_may_run_after_the_build_is_a_site(source: str, expected: dict[str, int]) -> None:
     assert _sites(source) == expected
 
@@ -36,10 +42,56 @@ def test_a_call_that_may_run_after_the_build_is_a_site(source: str, expected: di
     "r = Runner()\ndef f(r):\n    r.step()\n",  # another scope's r
     "r = Runner()\ng = lambda: r.step()\n",  # a lambda's body runs later, if ever
     "r = Other()\nr.step()\n",  # not the class
-], ids=["sibling-branch", "rebound", "other-scope", "lambda", "other-class"])
+    "r = threading.Runner()\nr.step()\n",  # another module's class of the name
+    "with Runner() as r:\n    r.step()\n",  # r is what __enter__ returns
+    "r = Runner()\n[r.step() for r in others]\n",  # the comprehension's own r
+    "r = Runner()\nmatch x:\n    case {'k': r}:\n        r.step()\n",  # the pattern binds r
+], ids=["sibling-branch", "rebound", "other-scope", "lambda", "other-class", "other-module", "with",
+        "comprehension", "match-capture"])
 def test_a_call_on_something_else_is_no_site(source: str) -> None:
     assert _sites(source) == {}
 
 
-def test_a_tests_calls_are_no_site() -> None:
-    assert _sites("r = Runner()\nr.step()\n", path="pkg/tests/test_run.py") == {}
+def test_a_site_in_a_branch_of_a_match_or_a_handler_after_the_build_counts() -> None:
+    assert _sites("r = Runner()\nmatch x:\n    case 1:\n        r.step()\n") == {"step": 4}
+    assert _sites("r = Runner()\ntry:\n    pass\nexcept E as e:\n    r.stop()\n") == {"stop": 5}
+
+
+_CLASSES = """
+class Exporter:
+    def __init__(self):
+        self.config = {}
+    def save(self):
+        return self.config
+class MyExporter(Exporter):
+    def __init__(self):
+        pass
+"""
+
+
+def _audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> list[tuple[str, str | None]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    monkeypatch.chdir(tmp_path)
+    found = audit(["pkg"], cache=Cache(None, False)).findings
+    return [(f.attribute, f.condition) for f in found]
+
+
+def test_the_trees_call_is_said_where_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = _audited(tmp_path, monkeypatch, {
+        "pkg/__init__.py": "", "pkg/export.py": _CLASSES,
+        "pkg/app.py": "from pkg.export import MyExporter\n\n\ndef main():\n    e = MyExporter()\n    return e.save()\n",
+    })
+    assert found == [("config", f"called at {os.path.join('pkg', 'app.py')}:6")]
+
+
+@pytest.mark.parametrize("caller", [
+    ("pkg/tests/test_export.py", "from pkg.export import MyExporter\n\n\ndef test_save():\n    MyExporter().save()\n"),
+    ("pkg/app.py", "import other\n\n\ndef main():\n    e = other.MyExporter()\n    return e.save()\n"),
+], ids=["a-tests-call", "another-modules-class"])
+def test_a_call_on_no_instance_of_the_audited_class_is_no_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caller: tuple[str, str],
+) -> None:
+    assert _audited(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/export.py": _CLASSES,
+                                            caller[0]: caller[1]}) == []

@@ -282,3 +282,32 @@ def test_every_class_below_a_skipping_link_of_a_chain_is_found(tmp_path: Path) -
         found = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all).findings
         assert sorted((f.class_name, f.attribute) for f in found) == sorted(
             (f"m.C{i}", "a") for i in range(20, 40)), parse_all
+
+
+def test_a_link_that_binds_the_class_its_base_runs_is_walked_itself(tmp_path: Path) -> None:
+    # C has one base and no __init__, yet skips what Base does not: Base's
+    # ``self.parent.__init__(self)`` finds C's ``parent``, torch's Module, and
+    # never runs Mixin's. The answer shared along a chain must not be Base's.
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        import torch.nn as nn
+        class Mixin(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+        class Base(Mixin):
+            parent = Mixin
+            def __init__(self):
+                self.parent.__init__(self)
+            def forward(self, x):
+                return self.w
+        class C(Base):
+            parent = nn.Module
+        def build():
+            return Base(), C()
+    """))
+    ran = subprocess.run([sys.executable, "-c", "import m\nm.Base()(1)\nm.C()(1)"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "AttributeError: 'C' object has no attribute 'w'" in ran.stderr
+    for parse_all in (False, True):
+        found = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all).findings
+        assert [(f.class_name, f.attribute) for f in found] == [("m.C", "w")], parse_all

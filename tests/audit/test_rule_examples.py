@@ -53,7 +53,8 @@ def _check(example: Example) -> set[tuple[str, str, str]]:
     project.add_module("example", info, "example.py")
     source = example.source.encode()
     rule = SkippedInitRead(project, lambda module: module == "example",
-                           spelling=lambda name: [("example.py", source)] if name.encode() in source else [])
+                           spelling=lambda name: [("example.py", source)] if name.encode() in source else [],
+                           module_of={"example.py": "example"}.get)
     texts = [("example.py", example.source.encode())]
     return {
         (f.class_name.rsplit(".", 1)[-1], f.attribute, f.severity)

@@ -66,16 +66,25 @@ static void free_found(Found *found) {
     PyMem_RawFree(found->modules);
 }
 
-/* The class statement at `at` (past the keyword) up to `end`. */
-/* `__init__ = ...` (not `==`) at `at`: a class body binding its __init__ to another's. */
+/* Whether the logical line [at, end) binds `__init__` by assignment anywhere
+ * (`__init__ = Base.__init__`, `a = __init__ = f`, `(__init__) = f`, after a
+ * `;`, after `if x:` or a one-line class's colon, annotated): a class body
+ * binding its __init__, which only ast reads. Over-approximates (a string
+ * that spells it too): the file is then pre-scanned by ast, never misread. */
 static int binds_init(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
-    Py_ssize_t stop = lex_name_end(s, at, end);
-    if (!lex_is_name(s, at, stop, "__init__")) return 0;
-    Py_ssize_t next = lex_skip_space(s, stop, end);
-    if (next < end && s[next] == ':') next = lex_skip_to(s, next + 1, end, "=");  /* annotated */
-    return next + 1 < end && s[next] == '=' && s[next + 1] != '=';
+    for (Py_ssize_t i = at; i + 8 <= end; i++) {
+        if (s[i] != '_' || !lex_is_name(s, i, i + 8, "__init__")) continue;
+        if (i > at && (lex_is_ident(s[i - 1]) || s[i - 1] == '.')) continue;
+        Py_ssize_t next = i + 8;
+        if (next < end && lex_is_ident(s[next])) continue;
+        while (next < end && (s[next] == ' ' || s[next] == '\t' || s[next] == ')')) next++;
+        if (next < end && s[next] == ':') next = lex_skip_to(s, next + 1, end, "=");  /* annotated */
+        if (next + 1 < end && s[next] == '=' && s[next + 1] != '=') return 1;
+    }
+    return 0;
 }
 
+/* The class statement at `at` (past the keyword) up to `end`. */
 static int read_class(const unsigned char *s, Py_ssize_t at, Py_ssize_t end, Found *found) {
     Py_ssize_t name = lex_skip_space(s, at, end), stop = lex_name_end(s, name, end);
     if (stop == name) return 1; /* not a class statement after all */
@@ -291,6 +300,7 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *
         Py_ssize_t name = -1;
         unsigned char first = s[line.start];
         if (first == 'c' && lex_word_at(s, line.end, line.start, "class")) {
+            if (binds_init(s, line.start, line.end)) return 0; /* `class B(A): __init__ = ...`: ast reads it */
             if (!read_class(s, line.start + 5, line.end, found)) return -1;
             if (line.block) {
                 if (depth == MAX_SCOPES) return 0;
@@ -307,8 +317,7 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *
                 if (depth == MAX_SCOPES) return 0;
                 scopes[depth++] = (Scope){line.indent, -1};
             }
-        } else if (depth > 0 && scopes[depth - 1].class_index >= 0 && first == '_'
-                   && binds_init(s, line.start, line.end)) {
+        } else if (depth > 0 && scopes[depth - 1].class_index >= 0 && binds_init(s, line.start, line.end)) {
             return 0; /* `__init__ = Base.__init__` in a class body: ast reads it */
         } else if (!read_statements(s, &line, depth == 0, found)) {
             return -1;

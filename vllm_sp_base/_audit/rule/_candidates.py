@@ -122,6 +122,7 @@ class CandidateChecker:
             project, self.audited_modules.__contains__,
             self.options.entry_points, self.options.show_unreachable,
             self.options.feature_entry_points, self.options.plain_entry_points, self._spelling,
+            module_of=self.files.get,
         )
         checked = Checked()
         for path in paths:

@@ -72,6 +72,18 @@ VALID = (
 )
 
 INVALID = (
+    Example("""
+        from torch.optim import Optimizer
+        class Fused(Optimizer):
+            def __init__(self, params, fused=True):
+                self.fused = fused
+            def step(self, closure=None):
+                if self.fused:
+                    return None  # stepped by the fused kernel: no placeholder
+                raise NotImplementedError
+    """, (("Fused", "_optimizer_step_post_hooks", "error"), ("Fused", "_optimizer_step_pre_hooks", "error"),
+          ("Fused", "defaults", "error"), ("Fused", "param_groups", "error")),
+        name="torch-optimizer-that-raises-only-past-an-early-return"),
     Example(_PIPELINE + """
         class SpeechPipeline(Pipeline):
             def __init__(self, model, tokenizer=None):

@@ -533,6 +533,35 @@ INVALID = (
         class Child(Parent):
             __init__ = nn.Module.__init__  # Parent.__init__ never runs
     """, (("Child", "scale", "error"),), name="init-bound-to-modules-in-the-class-body"),
+    Example(_SCALED + """
+        class Child(Parent):
+            _init = __init__ = nn.Module.__init__
+    """, (("Child", "scale", "error"),), name="init-bound-with-a-second-target"),
+    Example(_SCALED + """
+        class Child(Parent):
+            (__init__) = nn.Module.__init__
+    """, (("Child", "scale", "error"),), name="init-bound-in-parentheses"),
+    Example(_SCALED + """
+        class Child(Parent):
+            size = 1; __init__ = nn.Module.__init__
+    """, (("Child", "scale", "error"),), name="init-bound-after-a-semicolon"),
+    Example(_SCALED + """
+        class Child(Parent):
+            if True: __init__ = nn.Module.__init__
+    """, (("Child", "scale", "error"),), name="init-bound-under-a-test-on-one-line"),
+    Example(_SCALED + """
+        class Child(Parent):
+            __init__: object = nn.Module.__init__
+    """, (("Child", "scale", "error"),), name="init-bound-with-an-annotation"),
+    Example(_SCALED + """
+        class Child(Parent): __init__ = nn.Module.__init__  # a one-line class
+    """, (("Child", "scale", "error"),), name="init-bound-in-a-one-line-class"),
+    Example(_SCALED + """
+        class Child(Parent):
+            __getattr__ = nn.Module.__getattr__  # torch's own: it raises AttributeError
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="getattr-bound-to-torchs-in-the-class-body"),
     Example("""
         from torch import nn
         class Parent(nn.Module):

@@ -14,7 +14,7 @@ from vllm_sp_base._audit._options import (
     DEFAULT_WRAPPERS,
 )
 from vllm_sp_base._audit.frameworks import Refusal, Wrapper
-from vllm_sp_base._audit.report._finding import Finding, Frame
+from vllm_sp_base._audit.report._finding import Finding, Frame, display_path
 from vllm_sp_base._audit.rule import _examples, _examples_frameworks, _examples_python
 from vllm_sp_base._audit.semantics._call_sites import called_on_instances
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
@@ -37,6 +37,7 @@ from vllm_sp_base._audit.semantics._runtime import (
     entry_points_in_role,
     feature,
     filled_on_this_instance,
+    in_a_test,
     is_draft,
     is_module,
     role_facts,
@@ -90,6 +91,7 @@ class SkippedInitRead:
         spelling: Callable[[str], list[tuple[str, bytes]]] | None = None,
         wrappers: Sequence[tuple[str, Wrapper]] = DEFAULT_WRAPPERS,
         refusals: Sequence[Refusal] = DEFAULT_REFUSALS,
+        module_of: Callable[[str], str | None] | None = None,
     ) -> None:
         self.project = project
         # name -> (path, bytes) of the audited files that spell it; None: not known
@@ -102,6 +104,7 @@ class SkippedInitRead:
         self.plain_entry_points = tuple(plain_entry_points)
         self.wrappers = tuple(wrappers)
         self.refusals = tuple(refusals)
+        self.module_of = module_of  # an audited file's module name; None: not known (no call site is read)
         self._may_skip: dict[ClassRef, bool] = {}
 
     def check(self, ref: ClassRef) -> list[Finding]:
@@ -151,7 +154,9 @@ class SkippedInitRead:
         and nothing else (one ``super().__init__()``, on no test); else None."""
         info = self.project.class_info(ref)
         bases = self.project.bases(ref)
-        if info is None or len(bases) != 1 or not isinstance(bases[0], ClassRef):
+        if info is None or info.held or len(bases) != 1 or not isinstance(bases[0], ClassRef):
+            # ``parent = Mixin`` in the body: ``self.parent.__init__(self)`` up the
+            # chain finds it from this class on, so its answer may not be its base's.
             return None
         base = bases[0]
         if len(self.project.mro(ref)) != len(self.project.mro(base)) + 1:
@@ -250,12 +255,26 @@ class SkippedInitRead:
         """A plain class's methods that the audited tree calls on an instance
         it builds, with the first call site: its entry points as the tree uses
         it (a torch module's are torch's)."""
-        if not missing or self.spelling is None or is_module(model):
+        if not missing or self.spelling is None or self.module_of is None or is_module(model):
             return {}
+        module_of = self.module_of
+
+        def builds_it(path: str, spelled: str) -> bool:
+            # The name the build spells, resolved where it is spelled; a test's
+            # file builds doubles and calls what it calls.
+            module = module_of(path)
+            return module is not None and not in_a_test(module) and self.project.resolve(module, spelled) == ref
+
         name = python_name(ref.name)
-        sites = called_on_instances(name, self.spelling(name))
-        return {method: site for method, site in sites.items()
+        sites = called_on_instances(name, self.spelling(name), builds_it)
+        return {method: (self._shown(path), line) for method, (path, line) in sites.items()
                 if method not in entries and method != "__init__" and model.lookup(method, 0) is not None}
+
+    def _shown(self, path: str) -> str:
+        """``path`` as the report says the finding's other paths (below the working directory, relative)."""
+        module = self.module_of(path) if self.module_of is not None else None
+        located = self.project.module_file(module) if module is not None else None
+        return display_path(located[0] if located and located[0] else path)
 
     def _may_be_a_base_of(self, entry: MroEntry, unseen: MroEntry, before: set[MroEntry]) -> bool:
         """Whether ``entry``, a class the source shows, may be a base of the

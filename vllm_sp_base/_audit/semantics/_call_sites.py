@@ -1,133 +1,169 @@
 """Where the audited tree calls a method on an instance of a plain class it
 builds: ``runner = Runner(cfg)`` then ``runner.step()`` in the same function
-(or module), ``Runner(cfg).step()``, ``with Runner(cfg) as runner:``. Such a
-call is an entry point of the class as the tree uses it, said with its call
-site; what calls a plain class's methods elsewhere cannot be told from
-source. Like ``_outside``, it reads only the files that spell the class's
-name, each parsed once, and matches the class by the name the call spells.
+(or module), or ``Runner(cfg).step()``. Such a call is an entry point of the
+class as the tree uses it, said with its call site; what calls a plain
+class's methods elsewhere cannot be told from source.
+
+A call counts where it may run after the build, on the very object built:
+not in a sibling branch, not once the variable is bound again (a loop, a
+comprehension's or a ``case`` pattern's own name, a ``with ... as``, which
+binds what ``__enter__`` returns), not in a lambda's body. Like ``_outside``,
+it reads only the files that spell the class's name, each parsed once; the
+caller resolves the name each build spells (``Runner``, ``mod.Runner``) in
+its module, so another module's class of that name (``threading.Timer``) is
+not taken for the audited one.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from vllm_sp_base._audit.semantics._outside import MAX_FILES
 from vllm_sp_base._audit.semantics._parsed import parsed
 
+#: (method, line, the dotted name the build spells)
+Site = tuple[str, int, str]
 
-def called_on_instances(name: str, texts: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, int]]:
+
+def called_on_instances(
+    name: str, texts: Iterable[tuple[str, bytes]], builds_it: Callable[[str, str], bool],
+) -> dict[str, tuple[str, int]]:
     """Method -> (path, line) of the first call the files ``texts`` ((path,
-    bytes), those that spell ``name``) make of it on an instance of the class
-    ``name`` they build; tests' files are left out (a test double's calls)."""
-    files = [(path, data) for path, data in texts if not _a_test(path)]
+    bytes), those that spell ``name``) make of it on an instance they build,
+    where ``builds_it(path, spelled)`` says the name the build spells there
+    is the audited class."""
+    files = list(texts)
     found: dict[str, tuple[str, int]] = {}
     if len(files) > MAX_FILES:
         return found
     for path, data in sorted(files):
-        for method, line in _calls_in(data, name):
-            found.setdefault(method, (path, line))
+        for method, line, spelled in _calls_in(data, name):
+            if method not in found and builds_it(path, spelled):
+                found[method] = (path, line)
     return found
 
 
 @functools.lru_cache(maxsize=256)
-def _calls_in(data: bytes, name: str) -> tuple[tuple[str, int], ...]:
+def _calls_in(data: bytes, name: str) -> tuple[Site, ...]:
     tree = parsed(data)
     if tree is None:
         return ()
     scopes = [tree.body, *(n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
-    calls: list[tuple[str, int]] = []
+    calls: list[Site] = []
     for body in scopes:
-        calls += _scope_calls(body, name)
+        _block(body, {}, name, calls)
     return tuple(calls)
 
 
-def _scope_calls(body: list[ast.stmt], name: str) -> list[tuple[str, int]]:
-    """In one scope: the methods called on ``name(...)`` itself or on a
-    variable bound to it, where the call may run after the binding (not in
-    a sibling branch, not once the variable is bound again)."""
-    calls: list[tuple[str, int]] = []
-    _block(body, set(), name, calls)
-    return calls
-
-
-def _block(body: list[ast.stmt], holding: set[str], name: str, calls: list[tuple[str, int]]) -> set[str]:
-    """``body`` run with ``holding`` (variables that may hold an instance):
-    what may hold one after it."""
+def _block(body: list[ast.stmt], holding: dict[str, str], name: str, calls: list[Site]) -> dict[str, str]:
+    """``body`` run with ``holding`` (variable -> the name its build spelled,
+    for the variables that may hold an instance): what may hold one after it."""
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            holding.discard(stmt.name)  # a scope of its own
+            holding = _without(holding, {stmt.name})  # a scope of its own
         elif isinstance(stmt, (ast.If, ast.While)):
             _expression(stmt.test, holding, name, calls)
-            holding = _block(stmt.body, set(holding), name, calls) | _block(stmt.orelse, set(holding), name, calls)
+            holding = {**_block(stmt.body, dict(holding), name, calls), **_block(stmt.orelse, dict(holding), name, calls)}
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             _expression(stmt.iter, holding, name, calls)
-            holding = holding - _bound(stmt.target)
-            holding = holding | _block(stmt.body, set(holding), name, calls)
-            holding = holding | _block(stmt.orelse, set(holding), name, calls)
+            inside = _without(holding, _bound(stmt.target))
+            inside = {**inside, **_block(stmt.body, dict(inside), name, calls)}
+            holding = {**inside, **_block(stmt.orelse, dict(inside), name, calls)}
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 _expression(item.context_expr, holding, name, calls)
-                if item.optional_vars is not None:
-                    holding = holding - _bound(item.optional_vars)
-                    if isinstance(item.optional_vars, ast.Name) and _builds(item.context_expr, name):
-                        holding.add(item.optional_vars.id)
+                if item.optional_vars is not None:  # what ``__enter__`` returns, not the build
+                    holding = _without(holding, _bound(item.optional_vars))
             holding = _block(stmt.body, holding, name, calls)
         elif isinstance(stmt, (ast.Try, ast.TryStar)):
-            tried = _block(stmt.body, set(holding), name, calls)
-            handled = [_block(h.body, holding | tried, name, calls) for h in stmt.handlers]
-            holding = _block(stmt.orelse, set(tried), name, calls).union(*handled)
+            tried = _block(stmt.body, dict(holding), name, calls)
+            after = {**holding, **tried}
+            handled = [_block(h.body, _without(after, {h.name} if h.name else set()), name, calls)
+                       for h in stmt.handlers]
+            holding = _block(stmt.orelse, dict(tried), name, calls)
+            for branch in handled:
+                holding = {**holding, **branch}
             holding = _block(stmt.finalbody, holding, name, calls)
         elif isinstance(stmt, ast.Match):
             _expression(stmt.subject, holding, name, calls)
-            holding = holding.union(*(_block(case.body, set(holding), name, calls) for case in stmt.cases))
+            merged = dict(holding)
+            for case in stmt.cases:
+                captured = {n for node in ast.walk(case.pattern) for n in _captures(node)}
+                merged.update(_block(case.body, _without(holding, captured), name, calls))
+            holding = merged
         else:
             _expression(stmt, holding, name, calls)
             holding = _assigned(stmt, holding, name)
     return holding
 
 
-def _expression(node: ast.AST, holding: set[str], name: str, calls: list[tuple[str, int]]) -> None:
-    """The calls ``node`` makes on an instance (not in a lambda's body)."""
-    stack = [node]
+def _expression(node: ast.AST, holding: dict[str, str], name: str, calls: list[Site]) -> None:
+    """The calls ``node`` makes on an instance: not in a lambda's body, and
+    not on a comprehension's own variable of the same name."""
+    stack: list[tuple[ast.AST, dict[str, str]]] = [(node, holding)]
     while stack:
-        current = stack.pop()
+        current, held = stack.pop()
         if isinstance(current, ast.Lambda):
             continue
-        if isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+        if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            held = _without(held, {n for g in current.generators for n in _bound(g.target)})
+        elif isinstance(current, ast.NamedExpr):
+            held = _without(held, _bound(current.target))
+        elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
             owner = current.func.value
-            if (isinstance(owner, ast.Name) and owner.id in holding) or _builds(owner, name):
-                calls.append((current.func.attr, current.lineno))
-        stack.extend(ast.iter_child_nodes(current))
+            spelled = held.get(owner.id) if isinstance(owner, ast.Name) else _builds(owner, name)
+            if spelled is not None:
+                calls.append((current.func.attr, current.lineno, spelled))
+        stack.extend((child, held) for child in ast.iter_child_nodes(current))
 
 
-def _assigned(stmt: ast.stmt, holding: set[str], name: str) -> set[str]:
+def _assigned(stmt: ast.stmt, holding: dict[str, str], name: str) -> dict[str, str]:
     """``holding`` after the simple statement ``stmt`` binds its names."""
     if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        holding = holding - set().union(*(_bound(t) for t in targets))
-        if stmt.value is not None and _builds(stmt.value, name):
-            holding |= {t.id for t in targets if isinstance(t, ast.Name)}
+        holding = _without(holding, set().union(*(_bound(t) for t in targets)))
+        spelled = _builds(stmt.value, name) if stmt.value is not None else None
+        if spelled is not None and not isinstance(stmt, ast.AugAssign):
+            holding.update({t.id: spelled for t in targets if isinstance(t, ast.Name)})
     elif isinstance(stmt, ast.Delete):
-        holding = holding - set().union(*(_bound(t) for t in stmt.targets))
+        holding = _without(holding, set().union(*(_bound(t) for t in stmt.targets)))
+    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        holding = _without(holding, {(a.asname or a.name).split(".")[0] for a in stmt.names})
     return holding
+
+
+def _builds(node: ast.expr | None, name: str) -> str | None:
+    """The dotted name ``name(...)`` or ``module.name(...)`` spells, where ``node`` is one."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name) and func.id == name:
+        return name
+    if isinstance(func, ast.Attribute) and func.attr == name:
+        parts: list[str] = [name]
+        value = func.value
+        while isinstance(value, ast.Attribute):
+            parts.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name):
+            return ".".join([value.id, *reversed(parts)])
+    return None
+
+
+def _captures(node: ast.AST) -> set[str]:
+    """The names a ``case`` pattern node binds."""
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return {node.name}
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return {node.rest}
+    return set()
 
 
 def _bound(target: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
-def _builds(node: ast.expr | None, name: str) -> bool:
-    """``name(...)`` or ``module.name(...)``."""
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    return (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name)
-
-
-def _a_test(path: str) -> bool:
-    parts = path.replace("\\", "/").split("/")
-    last = parts[-1].removesuffix(".py")
-    return (any(part in ("test", "tests") for part in parts[:-1])
-            or last.startswith("test_") or last.endswith("_test") or last == "conftest")
+def _without(holding: dict[str, str], names: set[str]) -> dict[str, str]:
+    return {k: v for k, v in holding.items() if k not in names}

@@ -195,6 +195,13 @@ class ClassModel:
         """Whether the ``name`` the instance finds carries a ``kind`` marker;
         None where no known class defines it."""
         found = self.lookup(name, 0)
+        seen: set[int] = set()
+        while found is not None and found[1] is not None and found[0] not in seen:
+            seen.add(found[0])
+            alias = _aliased(found[1])
+            if alias is None:
+                break
+            found = self.target(found[0], alias)  # ``__getattr__ = nn.Module.__getattr__``: torch's own
         if found is None or found[1] is None:
             return None
         return any(type(e) is Marker and e.kind == kind for e in found[1].events)
@@ -342,6 +349,17 @@ def _left_out(event: Event, callee: Method) -> Known:
 def _first(a: Found | None, b: Found | None) -> Found | None:
     """Of two lookups, the one Python finds first in the MRO."""
     return a if b is None or (a is not None and a[0] <= b[0]) else b
+
+
+def _aliased(method: Method) -> Call | None:
+    """The call a method bound in a class body makes (``__getattr__ =
+    nn.Module.__getattr__``: its one event, on its own line); None for a
+    method with a body."""
+    events = method.events
+    if len(events) == 1 and type(events[0]) is Call and events[0].kind == "explicit" and (
+            events[0].line == method.line):
+        return events[0]
+    return None
 
 
 def _setter(model: ClassModel, index: int, name: str) -> tuple[int, Method] | None:

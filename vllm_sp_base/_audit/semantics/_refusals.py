@@ -12,9 +12,8 @@ from collections.abc import Sequence
 
 from vllm_sp_base._audit.frameworks import Refusal
 from vllm_sp_base._audit.semantics._classes import ClassModel, Executed
-from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque
+from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._events import Call, Read, Set
-from vllm_sp_base._audit.summaries._summaries import python_name
 
 
 class Refusing:
@@ -23,12 +22,12 @@ class Refusing:
 
     def __init__(self, model: ClassModel, refusals: Sequence[Refusal]) -> None:
         self.model = model
-        names = [_last_name(entry) for entry in model.mro]
+        # By where each class is defined: a framework's own classes, never
+        # vendored, and names as common as ``Parameter`` (``inspect``'s).
+        names = [str(entry) if isinstance(entry, ClassRef) else "" for entry in model.mro]
         # MRO index of the refusing class -> its refusal
-        self.by_index = {names.index(last): r for r in refusals
-                         if (last := r.cls.rsplit(".", 1)[-1]) in names
-                         and isinstance(model.mro[names.index(last)], ClassRef)}
-        self.assigned = {cls.rsplit(".", 1)[-1]: reads for r in self.by_index.values() for cls, reads in r.assigned}
+        self.by_index = {names.index(r.cls): r for r in refusals if r.cls in names}
+        self.assigned = {cls: reads for r in self.by_index.values() for cls, reads in r.assigned}
 
     def reads(self, step: Executed) -> list[Read]:
         """What ``step`` reads by a refusal, before it runs."""
@@ -58,12 +57,7 @@ class Refusing:
         if not isinstance(built, ClassRef):
             return ()  # a function, or a class the source does not show: what it returns is unknown
         for base in project.mro(built):
-            reads = self.assigned.get(_last_name(base))
+            reads = self.assigned.get(str(base)) if isinstance(base, ClassRef) else None
             if reads is not None:
                 return reads
         return ()
-
-
-def _last_name(entry: MroEntry) -> str:
-    return python_name(entry.name).rsplit(".", 1)[-1] if isinstance(entry, ClassRef) else (
-        entry.text.rsplit(".", 1)[-1] if isinstance(entry, Opaque) else "")

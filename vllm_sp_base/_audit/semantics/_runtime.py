@@ -203,6 +203,20 @@ def _name(model: ClassModel, index: int) -> str:
     return python_name(entry.name) if isinstance(entry, ClassRef) else entry.text.rsplit(".", 1)[-1]
 
 
+def _placeholder(model: ClassModel, drives: Sequence[tuple[str, Sequence[str]]], driven: Sequence[str]) -> bool:
+    """Whether every driven method the class overrides (defines before the
+    framework's class in its MRO) surely raises NotImplementedError, and it
+    overrides one: a placeholder the framework never drives (torchrec's
+    optimizers, which only name a fused one) or an abstract class. One that
+    also overrides a method that works (a ``Trainer``'s ``train``) is driven."""
+    names = {base.rsplit(".", 1)[-1] for base, _ in drives}
+    framework = next((i for i in range(len(model.mro)) if _name(model, i) in names), None)
+    if framework is None:
+        return False
+    overridden = [m for m in driven if (found := model.lookup(m, 0)) is not None and found[0] < framework]
+    return bool(overridden) and all(model.marked(m, "not_implemented") for m in overridden)
+
+
 def plain_entry_points(model: ClassModel, drives: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, ...]:
     """The methods the engine calls on a plain class it drives (``drives``:
     base class -> its methods the engine calls), in that order. A dotted base
@@ -294,9 +308,6 @@ def entry_points_for(
             entries = tuple(e for e in entries if e != "forward")
         return entries, gated(features, has, anything, is_draft(model))
     driven = plain_entry_points(model, drives)
-    if any(model.marked(m, "not_implemented") for m in driven):
-        # A method the framework calls surely raises NotImplementedError: a
-        # placeholder (torchrec's optimizers, which only name a fused one) or
-        # an abstract class, which the framework never drives through.
+    if _placeholder(model, drives, driven):
         return (), ()
     return tuple(m for m in driven if m not in features), tuple(m for m in driven if m in features)

@@ -104,7 +104,9 @@ def _is_setter(decorator: ast.expr, name: str) -> bool:
     return spelled == f"{name}.setter" or spelled.endswith(f".{name}.setter")
 
 
-def _method_alias(name: str, value: str, stmt: ast.Assign, methods: dict[str, Method]) -> Method | None:
+def _method_alias(
+    name: str, value: str, stmt: ast.Assign | ast.AnnAssign, methods: dict[str, Method],
+) -> Method | None:
     """``name = value`` in a class body binds a method: ``forward = _forward``
     (a method defined above in the body) runs that method's code, and
     ``__init__ = nn.Module.__init__`` (a dotted name ending in a dunder, or in
@@ -185,6 +187,15 @@ def _collect_class_body(
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None:
                 attrs.add(stmt.target.id)
+                held_name = dotted(stmt.value) if isinstance(stmt.value, ast.Attribute) else None
+                if held_name is not None:  # ``__init__: Callable = nn.Module.__init__``
+                    # Not a bare name: torch's own ``forward: Callable[..., Any] =
+                    # _forward_unimplemented`` and ``__call__ : ... = _wrapped_call_impl``
+                    # stand for what a subclass defines and what torch runs around it.
+                    held[stmt.target.id] = held_name
+                    bound = _method_alias(stmt.target.id, held_name, stmt, methods)
+                    if bound is not None:
+                        methods[stmt.target.id] = bound
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             for alias in stmt.names:
                 attrs.add((alias.asname or alias.name).split(".")[0])

@@ -111,6 +111,7 @@ class MethodVisitor(ast.NodeVisitor):
         self.keyed: dict[str, str] = {}  # ``x = inputs.get("k")``: x -> "k", until x is bound again
         self.tests = EnclosingTests(self_name, self.keyed)
         self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
+        self.left_early = False  # a ``return`` or ``raise`` under a branch ran before this point
         self.guarded: set[str] = set()  # ``hasattr(self, "a")``, ``"a" in self.__dict__``
         self.loop_names: dict[str, str | tuple[str, ...]] = {}  # loop variable -> its names
         # What the enclosing loops iterate: said where a read sits under no
@@ -538,15 +539,17 @@ class MethodVisitor(ast.NodeVisitor):
         ):
             self.events.append(Marker("returns_other", self._line(node)))
         self.generic_visit(node)
+        self.left_early |= self.depth > 0 or self.catching > 0
 
     def visit_Raise(self, node: ast.Raise) -> None:
         raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
         raised_name = (dotted(raised) or "").rsplit(".", 1)[-1] if raised is not None else ""
         if raised_name == "AttributeError":
             self.events.append(Marker("raises_attribute_error", self._line(node)))
-        elif raised_name == "NotImplementedError" and not (self.depth > 0 or self.catching > 0):
+        elif raised_name == "NotImplementedError" and not (self.depth > 0 or self.catching > 0 or self.left_early):
             self.events.append(Marker("not_implemented", self._line(node)))  # a placeholder or an abstract method
         self.generic_visit(node)
+        self.left_early |= self.depth > 0 or self.catching > 0
         self.events.append(Marker("raises", self._line(node), self.depth > 0 or self.catching > 0))
 
     def visit_Call(self, node: ast.Call) -> None:
