@@ -347,7 +347,7 @@ def test_the_quoted_outcome_holds_and_every_mutant_fails_the_test(
 
     def outcome(item: tuple[str, str]) -> tuple[str, subprocess.CompletedProcess[str]]:
         name, text = item
-        root = trees["sdist"].parent / "mutants" / name.replace(" ", "-")  # kept out of the sdist
+        root = scratch / name.replace(" ", "-")
         shutil.rmtree(root, ignore_errors=True)
         for part in ("vllm", "tests"):
             shutil.copytree(applied / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -357,8 +357,13 @@ def test_the_quoted_outcome_holds_and_every_mutant_fails_the_test(
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(pool.map(outcome, mutants.items()))
+    # Out of the sdist, and one per run: two runs on one machine share the sdist.
+    scratch = trees["sdist"].parent / f"mutants-{os.getpid()}"
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            done = dict(pool.map(outcome, mutants.items()))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     patched = done.pop("patched")
     assert (count("passed", patched.stdout), count("failed", patched.stdout)) == (3, 0), patched.stdout[-3000:]
     assert "with it: 3 passed" in message
