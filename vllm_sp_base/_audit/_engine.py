@@ -31,6 +31,7 @@ from vllm_sp_base._audit.report._finding import AuditResult, Unresolved
 from vllm_sp_base._audit.sources._cache import Cache
 
 if TYPE_CHECKING:
+    from vllm_sp_base._audit.prescan._scans import FileScan
     from vllm_sp_base._audit.sources._sources import Sources
 
 # A run the cache answers imports only the modules above: the analysis is
@@ -266,7 +267,7 @@ def _check(
     # Its threads would be forked mid-flight with the groups; they need it no more.
     sources.workers.close()
     groups = split(files, sources.texts, None if parse_all else files_reached(scans, chosen.names))
-    check = CandidateChecker(sources, roots, discovered.files, names, options, subclassed)
+    check = CandidateChecker(sources, roots, discovered.files, names, options, subclassed, _binders(scans))
     modules: dict[str, tuple[str, bool] | None] = {}
     agree = True
     used: set[tuple[str, int]] = set()
@@ -387,3 +388,17 @@ def _unused_noqa(
                     unused.append((path, number))
     return unused, names_unused
 
+
+def _binders(scans: dict[str, FileScan]) -> dict[str, frozenset[str]]:
+    """Name -> the files that bind it at their top: a class they define, a
+    name they import, a module they import (by its local name and by its
+    own). Where a class can be built by name (``Name(...)``,
+    ``module.Name(...)``), its name or its module's is bound."""
+    found: dict[str, set[str]] = {}
+    for path, scan in scans.items():
+        for cls in scan.classes:
+            found.setdefault(cls.name, set()).add(path)
+        for local, module in (*scan.imported, *scan.modules):
+            found.setdefault(local, set()).add(path)
+            found.setdefault(module, set()).add(path)
+    return {name: frozenset(paths) for name, paths in found.items()}

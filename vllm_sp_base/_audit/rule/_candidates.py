@@ -102,8 +102,12 @@ class CandidateChecker:
         names: set[str] | None,
         options: RuleOptions | None = None,
         subclassed: frozenset[str] | None = None,
+        binders: dict[str, frozenset[str]] | None = None,
     ) -> None:
         self.sources = sources
+        # name -> the audited files that bind it (a class, an import); None:
+        # not known, every file that spells a class's name may build it.
+        self.binders = binders
         self.options = options or RuleOptions()
         self.subclassed = subclassed  # None: not known (no pre-scan): any class may be a base
         self.roots = roots
@@ -122,7 +126,7 @@ class CandidateChecker:
             project, self.audited_modules.__contains__,
             self.options.entry_points, self.options.show_unreachable,
             self.options.feature_entry_points, self.options.plain_entry_points, self._spelling,
-            module_of=self.files.get,
+            module_of=self.files.get, builders=self._builders,
         )
         checked = Checked()
         for path in paths:
@@ -232,6 +236,16 @@ class CandidateChecker:
             return True
         helper = f"{name}.__init__".encode()
         return any(helper in data for _, data in self._spelling(name))
+
+    def _builders(self, ref: ClassRef) -> list[tuple[str, bytes]]:
+        """The audited files (and their bytes) that may build the class by a
+        name: those that bind its name or its module's, per the pre-scan."""
+        if self.binders is None:
+            return self._spelling(python_name(ref.name))
+        texts, name = self.sources.texts, python_name(ref.name).rsplit(".", 1)[-1]
+        paths = (self.binders.get(name, frozenset()) | self.binders.get(ref.module, frozenset())
+                 | self.binders.get(ref.module.rsplit(".", 1)[-1], frozenset()))
+        return [(path, texts[path]) for path in sorted(paths) if path in self.files and path in texts]
 
     def _spelling(self, name: str) -> list[tuple[str, bytes]]:
         """The audited files (and their bytes, read before the groups were

@@ -92,6 +92,7 @@ class SkippedInitRead:
         wrappers: Sequence[tuple[str, Wrapper]] = DEFAULT_WRAPPERS,
         refusals: Sequence[Refusal] = DEFAULT_REFUSALS,
         module_of: Callable[[str], str | None] | None = None,
+        builders: Callable[[ClassRef], list[tuple[str, bytes]]] | None = None,
     ) -> None:
         self.project = project
         # name -> (path, bytes) of the audited files that spell it; None: not known
@@ -105,6 +106,8 @@ class SkippedInitRead:
         self.wrappers = tuple(wrappers)
         self.refusals = tuple(refusals)
         self.module_of = module_of  # an audited file's module name; None: not known (no call site is read)
+        # (path, bytes) of the audited files that may build a class by a name; None: those that spell it.
+        self.builders = builders
         self._may_skip: dict[ClassRef, bool] = {}
 
     def check(self, ref: ClassRef) -> list[Finding]:
@@ -266,7 +269,8 @@ class SkippedInitRead:
             return module is not None and not in_a_test(module) and self.project.resolve(module, spelled) == ref
 
         name = python_name(ref.name)
-        sites = called_on_instances(name, self.spelling(name), builds_it)
+        texts = self.builders(ref) if self.builders is not None else self.spelling(name)
+        sites = called_on_instances(name, texts, builds_it)
         return {method: (self._shown(path), line) for method, (path, line) in sites.items()
                 if method not in entries and method != "__init__" and model.lookup(method, 0) is not None}
 

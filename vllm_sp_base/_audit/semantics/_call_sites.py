@@ -34,7 +34,8 @@ def called_on_instances(
     bytes), those that spell ``name``) make of it on an instance they build,
     where ``builds_it(path, spelled)`` says the name the build spells there
     is the audited class."""
-    files = list(texts)
+    built = f"{name}(".encode()  # what any build spells (``Name(``, ``mod.Name(``)
+    files = [(path, data) for path, data in texts if built in data]
     found: dict[str, tuple[str, int]] = {}
     if len(files) > MAX_FILES:
         return found
@@ -50,11 +51,38 @@ def _calls_in(data: bytes, name: str) -> tuple[Site, ...]:
     tree = parsed(data)
     if tree is None:
         return ()
-    scopes = [tree.body, *(n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    # Only the scopes whose own lines spell a build: most functions of a file
+    # that names the class never build it.
+    built = f"{name}(".encode()
+    starts = [0]  # each line's first byte
+    at = data.find(b"\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = data.find(b"\n", at + 1)
+    starts.append(len(data))
+    functions = _functions(tree.body)
+    scopes = [tree.body, *(n.body for n in functions
+                           if data.find(built, starts[n.lineno - 1], starts[min(n.end_lineno or n.lineno, len(starts) - 1)]) >= 0)]
     calls: list[Site] = []
     for body in scopes:
         _block(body, {}, name, calls)
     return tuple(calls)
+
+
+def _functions(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function ``body`` defines, at any depth of statements (methods,
+    nested functions): statements only, cheaper than every node's walk."""
+    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, field, ()))
+        stack.extend(s for h in getattr(stmt, "handlers", ()) for s in h.body)
+        stack.extend(s for c in getattr(stmt, "cases", ()) for s in c.body)
+    return found
 
 
 def _block(body: list[ast.stmt], holding: dict[str, str], name: str, calls: list[Site]) -> dict[str, str]:

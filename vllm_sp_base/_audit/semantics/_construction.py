@@ -150,7 +150,7 @@ def construct(model: ClassModel, refusals: Sequence[Refusal] = ()) -> Constructi
     refusing = Refusing(model, refusals)
     for order, step in enumerate(walk(model, (found[0], found[1]), built.executed)):
         event = step.event
-        for read in refusing.reads(step):  # ``self.proj = nn.Linear(...)`` before ``Module.__init__``
+        for read in refusing.reads(step, built.sets):  # ``self.proj = nn.Linear(...)`` before ``Module.__init__``
             _meet_read(built, after_sets, so_far, step, read, order)
         if type(event) is Read:
             _meet_read(built, after_sets, so_far, step, event, order)

@@ -28,10 +28,14 @@ class Refusing:
         # MRO index of the refusing class -> its refusal
         self.by_index = {names.index(r.cls): r for r in refusals if r.cls in names}
         self.assigned = {cls: reads for r in self.by_index.values() for cls, reads in r.assigned}
+        self.looked_for = {attr for r in self.by_index.values()
+                           for _, reads in (*r.calls, *r.assigned) for attr in reads}
 
-    def reads(self, step: Executed) -> list[Read]:
-        """What ``step`` reads by a refusal, before it runs."""
-        if not self.by_index:
+    def reads(self, step: Executed, set_so_far: set[str]) -> list[Read]:
+        """What ``step`` reads by a refusal, before it runs; none where
+        construction has set all a refusal looks for (the framework's
+        ``__init__`` ran), as it has before nearly every assignment."""
+        if not self.by_index or self.looked_for <= set_so_far:
             return []
         event = step.event
         if type(event) is Call and step.target is not None and step.target[1] is not None:
