@@ -259,13 +259,15 @@ def test_a_chain_shares_one_answer_to_whether_an_init_may_be_skipped(
     # Whether C(...) may skip an __init__ was a walk of the whole chain per
     # class: --parse-all was quadratic in the depth (#34 item 6). A class whose
     # only base call is super().__init__() skips what its base skips, so the
-    # chain builds one model: that of its top, torch's Module.
+    # chain builds one model for it: that of its top, torch's Module.
     from vllm_sp_base._audit.rule import _rule
+    from vllm_sp_base._audit.semantics import _chains
 
     (tmp_path / "m.py").write_text(_chain(None, 300))
     built: list[ClassRef] = []
-    real = _rule.ClassModel
-    monkeypatch.setattr(_rule, "ClassModel", lambda project, ref: built.append(ref) or real(project, ref))
+    real = _chains.ClassModel
+    for module in (_chains, _rule):  # the answer's models and the rule's own
+        monkeypatch.setattr(module, "ClassModel", lambda project, ref: built.append(ref) or real(project, ref))
     assert audit([str(tmp_path)], cache=Cache(None, False), parse_all=True).findings == []
     assert [str(ref) for ref in built] == ["torch.nn.modules.module.Module"]
 

@@ -16,14 +16,14 @@ from vllm_sp_base._audit._options import (
 from vllm_sp_base._audit.frameworks import Refusal, Wrapper
 from vllm_sp_base._audit.report._finding import Finding, Frame, display_path
 from vllm_sp_base._audit.rule import _examples, _examples_frameworks, _examples_python
-from vllm_sp_base._audit.semantics._call_sites import called_on_instances
+from vllm_sp_base._audit.semantics._call_sites import entries_called
+from vllm_sp_base._audit.semantics._chains import SkipAnswers
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached
 from vllm_sp_base._audit.semantics._construction import (
     Construction,
     construct,
     decided_constants,
-    may_skip_an_init,
     skipped_inits,
     would_set,
 )
@@ -37,9 +37,7 @@ from vllm_sp_base._audit.semantics._runtime import (
     entry_points_in_role,
     feature,
     filled_on_this_instance,
-    in_a_test,
     is_draft,
-    is_module,
     role_facts,
     set_by_the_engine,
     wrapper_reads,
@@ -108,10 +106,10 @@ class SkippedInitRead:
         self.module_of = module_of  # an audited file's module name; None: not known (no call site is read)
         # (path, bytes) of the audited files that may build a class by a name; None: those that spell it.
         self.builders = builders
-        self._may_skip: dict[ClassRef, bool] = {}
+        self._may_skip = SkipAnswers(project)
 
     def check(self, ref: ClassRef) -> list[Finding]:
-        if not self._may_skip_an_init(ref):
+        if not self._may_skip(ref):
             return []
         model = ClassModel(self.project, ref)
         infos = model.infos
@@ -130,47 +128,6 @@ class SkippedInitRead:
         if built.skipped_unless and not built.raises:
             findings += self._skipped_under_a_test(model, ref, built, {f.attribute for f in findings})
         return findings
-
-    def _may_skip_an_init(self, ref: ClassRef) -> bool:
-        """``may_skip_an_init`` of ``ref``'s model, shared along a chain: a class
-        with one base whose ``__init__`` is absent or only runs
-        ``super().__init__()`` skips what its base skips, so only the first
-        class up the chain that is not such a link builds its model (a chain
-        N deep costs O(N), not O(N²))."""
-        links: list[ClassRef] = []
-        node = ref
-        while node not in self._may_skip:
-            base = self._link_to(node)
-            if base is None or base in links or base == ref:
-                self._may_skip[node] = may_skip_an_init(ClassModel(self.project, node))
-                break
-            links.append(node)
-            node = base
-        answer = self._may_skip[node]
-        for link in links:
-            self._may_skip[link] = answer
-        return answer
-
-    def _link_to(self, ref: ClassRef) -> ClassRef | None:
-        """The one base of ``ref`` whose MRO is ``ref``'s after ``ref`` itself,
-        where ``ref``'s own ``__init__`` (if any) surely runs that base's chain
-        and nothing else (one ``super().__init__()``, on no test); else None."""
-        info = self.project.class_info(ref)
-        bases = self.project.bases(ref)
-        if info is None or info.held or len(bases) != 1 or not isinstance(bases[0], ClassRef):
-            # ``parent = Mixin`` in the body: ``self.parent.__init__(self)`` up the
-            # chain finds it from this class on, so its answer may not be its base's.
-            return None
-        base = bases[0]
-        if len(self.project.mro(ref)) != len(self.project.mro(base)) + 1:
-            return None  # a cycle cut short: not the base's MRO
-        init = info.methods.get("__init__")
-        if init is not None:
-            calls = init.init_calls
-            if len(calls) != 1 or calls[0].kind != "super" or (
-                    calls[0].conditional and calls[0].condition is not None and not calls[0].caught):
-                return None
-        return base
 
     def _skipped(self, model: ClassModel, ref: ClassRef, built: Construction) -> list[Finding]:
         """What the ``__init__``s construction never runs leave unset, read."""
@@ -255,24 +212,16 @@ class SkippedInitRead:
     def _call_sites(
         self, model: ClassModel, ref: ClassRef, missing: set[str], entries: Sequence[str],
     ) -> dict[str, tuple[str, int]]:
-        """A plain class's methods that the audited tree calls on an instance
-        it builds, with the first call site: its entry points as the tree uses
-        it (a torch module's are torch's)."""
-        if not missing or self.spelling is None or self.module_of is None or is_module(model):
+        """What the tree calls on a plain class's instances, said where (``semantics/_call_sites.py``)."""
+        spelling, module_of = self.spelling, self.module_of
+        if spelling is None or module_of is None:
             return {}
-        module_of = self.module_of
 
-        def builds_it(path: str, spelled: str) -> bool:
-            # The name the build spells, resolved where it is spelled; a test's
-            # file builds doubles and calls what it calls.
-            module = module_of(path)
-            return module is not None and not in_a_test(module) and self.project.resolve(module, spelled) == ref
+        def texts() -> list[tuple[str, bytes]]:
+            return self.builders(ref) if self.builders is not None else spelling(python_name(ref.name))
 
-        name = python_name(ref.name)
-        texts = self.builders(ref) if self.builders is not None else self.spelling(name)
-        sites = called_on_instances(name, texts, builds_it)
-        return {method: (self._shown(path), line) for method, (path, line) in sites.items()
-                if method not in entries and method != "__init__" and model.lookup(method, 0) is not None}
+        sites = entries_called(model, missing, entries, texts, module_of)
+        return {method: (self._shown(path), line) for method, (path, line) in sites.items()}
 
     def _shown(self, path: str) -> str:
         """``path`` as the report says the finding's other paths (below the working directory, relative)."""

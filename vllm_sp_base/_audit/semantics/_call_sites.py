@@ -18,13 +18,42 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
+from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._outside import MAX_FILES
 from vllm_sp_base._audit.semantics._parsed import parsed
+from vllm_sp_base._audit.semantics._runtime import in_a_test, is_module
+from vllm_sp_base._audit.summaries._summaries import python_name
 
 #: (method, line, the dotted name the build spells)
 Site = tuple[str, int, str]
+
+
+def entries_called(
+    model: ClassModel, missing: set[str], entries: Sequence[str],
+    texts: Callable[[], Iterable[tuple[str, bytes]]], module_of: Callable[[str], str | None],
+) -> dict[str, tuple[str, int]]:
+    """A plain class's methods that the audited tree calls on an instance it
+    builds (not among ``entries``, what a framework calls already), with
+    their first call site: its entry points as the tree uses it. A torch
+    module's are torch's; nothing is read where nothing is ``missing``.
+    ``texts``: the audited files that may build it; ``module_of``: an audited
+    file's module."""
+    ref = model.ref
+    if not missing or is_module(model):
+        return {}
+    project = model.project
+
+    def builds_it(path: str, spelled: str) -> bool:
+        # The name the build spells, resolved where it is spelled; a test's
+        # module builds doubles and calls what it calls.
+        module = module_of(path)
+        return module is not None and not in_a_test(module) and project.resolve(module, spelled) == ref
+
+    sites = called_on_instances(python_name(ref.name), texts(), builds_it)
+    return {method: site for method, site in sites.items()
+            if method not in entries and method != "__init__" and model.lookup(method, 0) is not None}
 
 
 def called_on_instances(
