@@ -77,10 +77,21 @@ def forget() -> None:
 
 
 def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    """The ``def name`` the class body binds last; None where none, or where a
+    later ``name = ...`` binds it again (the ``def`` is dead code then)."""
+    found = None
     for node in cls.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    return None
+            found = node
+        elif _rebinds(node, name):
+            found = None
+    return found
+
+
+def _rebinds(node: ast.stmt, name: str) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+        node, ast.AnnAssign) and node.value is not None else []
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
 
 
 def _module_file(module: str, near: str, near_module: str) -> str | None:
@@ -125,6 +136,9 @@ def load_context(finding: Finding) -> Context | str:
         return f"{sub_name if sub_cls is None else parent_name} is not a class at its module's top level"
     sub_init, parent_init = _method(sub_cls, "__init__"), _method(parent_cls, "__init__")
     if sub_init is None or parent_init is None:
+        lacking = sub_cls if sub_init is None else parent_cls
+        if any(_rebinds(node, "__init__") for node in lacking.body):
+            return f"{lacking.name}'s class body binds __init__ to another's (`__init__ = ...`)"
         return f"{sub_name if sub_init is None else parent_name} has no __init__ of its own in its class body"
     if sub_init.body and sub_init.body[0].lineno == sub_init.lineno:
         return f"{sub_name}.__init__ is written on one line"

@@ -611,4 +611,42 @@ EXAMPLES = (
         (("quant_method", "none"),),
         unsafe=True,
     ),
+    FixExample(
+        "init-bound-again-below-its-def",
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+
+            def forward(self):
+                return self.w
+
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+
+            __init__ = nn.Module.__init__  # the def above is dead code: nothing to insert into
+        """,
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = 1
+
+            def forward(self):
+                return self.w
+
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+
+            __init__ = nn.Module.__init__  # the def above is dead code: nothing to insert into
+        """,
+        (("w", "none"),),
+    ),
 )
