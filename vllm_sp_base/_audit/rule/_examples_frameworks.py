@@ -8,18 +8,11 @@ Module.__init__() call``), each executed in
 from __future__ import annotations
 
 from vllm_sp_base._audit.rule._examples import Example
+from vllm_sp_base._audit.rule._examples_python import SCALED
 
-#: A torch module whose ``__init__`` sets what its ``forward`` reads.
+#: A torch module whose ``__init__`` sets what its ``forward`` reads (``torch`` imported too).
 _SCALED = """
-        import torch
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.scale = 2
-            def forward(self, x):
-                return x * self.scale
-"""
+        import torch""" + SCALED
 
 #: A transformers-style pipeline base: ``__call__`` and ``save_pretrained``
 #: read what its ``__init__`` sets (transformers#28162's shape, 4.36.2).

@@ -69,7 +69,7 @@ _ENV = """
 """
 
 #: A torch module whose ``__init__`` sets what its ``forward`` reads, by another name.
-_SCALED = """
+SCALED = """
         from torch import nn
         class Parent(nn.Module):
             def __init__(self):
@@ -237,7 +237,7 @@ VALID = (
                 nn.Module.__init__(self)
                 setup(self)  # a module-level function sets it on the instance
     """, name="module-function-sets-the-attribute"),
-    Example(_SCALED + """
+    Example(SCALED + """
         def with_scale(cls):
             cls.scale = 3
             return cls
@@ -246,7 +246,7 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, name="a-class-decorator-sets-the-attribute"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Scaling(type):
             def __init__(cls, name, bases, namespace):
                 super().__init__(name, bases, namespace)
@@ -257,7 +257,7 @@ VALID = (
         class Grandchild(Child):
             pass
     """, name="a-metaclass-init-sets-the-attribute"),
-    Example(_SCALED + """
+    Example(SCALED + """
         import torch
         class Child(Parent):
             __init__ = Parent.__init__  # the parent's own: nothing skipped
@@ -350,7 +350,7 @@ VALID = (
     """, name="a-class-method-given-the-instance-runs-the-parent-init"),
     Example(_PENDING.replace("CALL", "Base.__init__(self)  # pending left out: its default None skips set_pending"),
             name="an-argument-left-out-takes-its-default"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             def __init__(self):
                 init = Parent.__init__  # a method bound to a local name runs where the name is called
@@ -512,7 +512,7 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="parent-sets-through-a-module-function"),
-    Example(_SCALED + """
+    Example(SCALED + """
         def registered(cls):
             cls.registered_as = cls.__name__
             return cls
@@ -521,7 +521,7 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="a-class-decorator-that-sets-another-name"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Scaling(type):
             def __call__(cls, *args):  # runs the class's __init__: sets nothing on the class
                 return super().__call__(*args)
@@ -529,34 +529,34 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="a-metaclass-that-sets-nothing"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             __init__ = nn.Module.__init__  # Parent.__init__ never runs
     """, (("Child", "scale", "error"),), name="init-bound-to-modules-in-the-class-body"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             _init = __init__ = nn.Module.__init__
     """, (("Child", "scale", "error"),), name="init-bound-with-a-second-target"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             (__init__) = nn.Module.__init__
     """, (("Child", "scale", "error"),), name="init-bound-in-parentheses"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             size = 1; __init__ = nn.Module.__init__
     """, (("Child", "scale", "error"),), name="init-bound-after-a-semicolon"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             if True: __init__ = nn.Module.__init__
     """, (("Child", "scale", "error"),), name="init-bound-under-a-test-on-one-line"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             __init__: object = nn.Module.__init__
     """, (("Child", "scale", "error"),), name="init-bound-with-an-annotation"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent): __init__ = nn.Module.__init__  # a one-line class
     """, (("Child", "scale", "error"),), name="init-bound-in-a-one-line-class"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Child(Parent):
             __getattr__ = nn.Module.__getattr__  # torch's own: it raises AttributeError
             def __init__(self):
@@ -655,7 +655,7 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "sync", "error"),), name="a-setter-nothing-runs-sets-nothing"),
-    Example(_SCALED + """
+    Example(SCALED + """
         class Skips(Parent):
             def __init__(self):
                 init = nn.Module.__init__
