@@ -79,15 +79,11 @@ SCALED = """
                 return x * self.scale
 """
 
+#: A torch module whose ``__init__`` sets what its own ``forward`` does not read.
+_UNREAD = SCALED.replace("return x * self.scale", "return x")
+
 #: A torch module whose subclass skips its ``__init__`` and runs ``setup``.
-_SETUP = """
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.scale = 2
-            def forward(self, x):
-                return x
+_SETUP = _UNREAD + """
         class Child(Parent):
             def __init__(self):
                 nn.Module.__init__(self)
@@ -562,14 +558,7 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="getattr-bound-to-torchs-in-the-class-body"),
-    Example("""
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.scale = 2
-            def forward(self, x):
-                return x
+    Example(_UNREAD + """
         def _scaled(module, x):
             return x * module.scale
         class Child(Parent):
