@@ -95,3 +95,16 @@ def test_a_call_on_no_instance_of_the_audited_class_is_no_entry_point(
 ) -> None:
     assert _audited(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/export.py": _CLASSES,
                                             caller[0]: caller[1]}) == []
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("r = Runner()\nr.step()\n", {"step": 2}),
+    ("r = Runner()\nr . step()\n", {"step": 2}),  # spaces around the dot
+    ("r = Runner()\n(r.\n step)()\n", {"step": 2}),  # the name on the next line
+    ("r = Runner()\nr.stop()\n", {}),  # a method the class does not have
+    ("r = Runner()\nr.step_all()\n", {}),
+], ids=["plain", "spaced", "next-line", "another-name", "a-longer-name"])
+def test_only_the_methods_asked_for_are_looked_for_however_spelled(source: str, expected: dict[str, int]) -> None:
+    found = called_on_instances("Runner", [("pkg/run.py", source.encode())], lambda path, spelled: True,
+                                frozenset({"step"}))
+    assert {method: line for method, (_, line) in found.items()} == expected

@@ -116,6 +116,7 @@ class CandidateChecker:
         self.names = names  # None: every class
         self.home = os.getpid()
         self._spelled: dict[str, list[tuple[str, bytes]]] = {}
+        self._folders: dict[str, list[str]] | None = None
 
     def __call__(self, paths: Iterable[str]) -> Checked:
         sources = self.sources
@@ -160,7 +161,7 @@ class CandidateChecker:
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue
-                if findings and generated_elsewhere(path, self._spelling(os.path.basename(path))):
+                if findings and generated_elsewhere(path, self._beside(path)):
                     checked.only_bases.append(str(ClassRef(name, key)))
                     continue  # a template: the package imports the file generated from it
                 if (findings and self._may_be_a_base(class_name)
@@ -246,6 +247,18 @@ class CandidateChecker:
         paths = (self.binders.get(name, frozenset()) | self.binders.get(ref.module, frozenset())
                  | self.binders.get(ref.module.rsplit(".", 1)[-1], frozenset()))
         return [(path, texts[path]) for path in sorted(paths) if path in self.files and path in texts]
+
+    def _beside(self, path: str) -> list[tuple[str, bytes]]:
+        """The other audited files of ``path``'s folder that spell its file
+        name: where a file generated from it says so (a template is read
+        only by what is generated beside it)."""
+        if self._folders is None:
+            self._folders = {}
+            for other in self.files:
+                self._folders.setdefault(os.path.dirname(other), []).append(other)
+        texts, spelled = self.sources.texts, os.path.basename(path).encode()
+        return [(other, texts[other]) for other in self._folders.get(os.path.dirname(path), [])
+                if other != path and other in texts and spelled in texts[other]]
 
     def _spelling(self, name: str) -> list[tuple[str, bytes]]:
         """The audited files (and their bytes, read before the groups were

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from vllm_sp_base._audit.semantics._classes import ClassModel
 from vllm_sp_base._audit.semantics._outside import MAX_FILES
 from vllm_sp_base._audit.semantics._parsed import parsed
+from vllm_sp_base._audit.semantics._project import Opaque
 from vllm_sp_base._audit.semantics._runtime import in_a_test, is_module
 from vllm_sp_base._audit.summaries._summaries import python_name
 
@@ -51,20 +53,42 @@ def entries_called(
         module = module_of(path)
         return module is not None and not in_a_test(module) and project.resolve(module, spelled) == ref
 
-    sites = called_on_instances(python_name(ref.name), texts(), builds_it)
+    methods = _callable_methods(model, entries)
+    if methods is not None and not methods:
+        return {}
+    sites = called_on_instances(python_name(ref.name), texts(), builds_it, methods)
     return {method: site for method, site in sites.items()
             if method not in entries and method != "__init__" and model.lookup(method, 0) is not None}
 
 
+def _callable_methods(model: ClassModel, entries: Sequence[str]) -> frozenset[str] | None:
+    """The methods a call on an instance could name that are not entry
+    points already; None where a base the source does not show may define
+    any name."""
+    names: set[str] = set()
+    for entry, info in zip(model.mro, model.infos):
+        if info is not None:
+            names.update(info.methods)
+        elif isinstance(entry, Opaque):
+            return None
+    return frozenset(names.difference(entries, ("__init__",)))
+
+
 def called_on_instances(
     name: str, texts: Iterable[tuple[str, bytes]], builds_it: Callable[[str, str], bool],
+    methods: frozenset[str] | None = None,
 ) -> dict[str, tuple[str, int]]:
     """Method -> (path, line) of the first call the files ``texts`` ((path,
     bytes), those that spell ``name``) make of it on an instance they build,
     where ``builds_it(path, spelled)`` says the name the build spells there
-    is the audited class."""
+    is the audited class. ``methods``: the names worth a call (None: any);
+    a file that spells none of them after a dot is not parsed."""
     built = f"{name}(".encode()  # what any build spells (``Name(``, ``mod.Name(``)
     files = [(path, data) for path, data in texts if built in data]
+    if methods is not None:
+        # ``p.m``, also spelled ``p . m`` or across a backslash-continued line.
+        called = re.compile(rb"\.[ \t\\\r\n]*(?:" + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")(?!\w)")
+        files = [(path, data) for path, data in files if called.search(data)]
     found: dict[str, tuple[str, int]] = {}
     if len(files) > MAX_FILES:
         return found
