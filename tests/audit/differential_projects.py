@@ -17,6 +17,7 @@ draws one, with only the hostile spellings named in ``features`` (see
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -47,9 +48,24 @@ FEATURES: dict[str, str] = {
     "odd_chains": "super().__init__() if FLAG else Root.__init__(self); return before chaining (a miss)",
     "odd_aliases": "bases through annotated, tuple-unpacked and walrus aliases (a miss)",
     "property": "an inherited read through a property getter",
+    # #35's Python semantics: each spelling below is what Python runs, so the
+    # oracle's answer is the language's, not the rule's.
+    "dead_chains": "a chain call that never runs: for _ in (): super().__init__(), if False:, "
+                   "assert True, super().__init__(), a comprehension over ()",
+    "guards": "forward's reads under contextlib.suppress(AttributeError), getattr(self, x, None), "
+              "hasattr, try/except AttributeError",
+    "mangling": "a class whose attributes are spelled self.__x (stored as _C__x)",
+    "module_helpers": "an attribute set by a module-level function the __init__ calls: _set_a(self)",
+    "class_level_sets": "a class attribute bound by a class decorator, a metaclass's __init__, "
+                        "or C.x = ... after the body",
+    "dunder_call": "a class whose __call__ does not reach forward: module() never runs it",
+    "property_setter": "a property with a setter: self.x = v (in any __init__) stores _x_v",
 }
 
 CORE_INITS = ("super", "super_explicit", "skip", "none", "helper")
+DEAD_CHAINS = ("dead_loop", "dead_if", "dead_assert", "dead_comprehension")
+GUARDS = ("suppress", "getattr", "hasattr", "try")
+CLASS_LEVEL_SETS = ("decorator", "metaclass", "after_body")
 CORE_SPELLINGS = ("name", "alias")
 PLACEMENTS = ("if", "with", "for")
 
@@ -69,6 +85,11 @@ class Cls:
     slots: bool = False
     type_call: bool = False  # ``D = type("D", (B,), {})``: no body
     prop: bool = False  # forward reads through a property
+    mangled: bool = False  # its own sets and reads spelled self.__x
+    guard: str | None = None  # how forward's reads are guarded (GUARDS)
+    class_set: tuple[str, str] | None = None  # (attribute, how: CLASS_LEVEL_SETS) bound on the class
+    call: bool = False  # defines a __call__ that does not reach forward
+    setter: str | None = None  # an attribute it defines as a property with a setter (stored as _x_v)
 
 
 @dataclass(frozen=True)
@@ -89,9 +110,16 @@ class Project:
     classes: tuple[Cls, ...]
     change: Change | None = None
 
-    def sets_of(self) -> dict[str, set[str]]:
-        """Class name -> the attributes its ``__init__`` sets."""
-        return {c.name: {a for a, _ in c.sets} for c in self.classes}
+    def sets_of(self, built: str | None = None) -> dict[str, set[str]]:
+        """Class name -> the attributes its ``__init__`` sets, as stored on an
+        instance of ``built`` (a mangled name; a setter's store where a class
+        of ``built``'s MRO defines the attribute as a property)."""
+        setters: set[str] = set()
+        if built is not None:
+            index = next(i for i, c in enumerate(self.classes) if c.name == built)
+            mro = c3({j: c.bases for j, c in enumerate(self.classes)}, index) or []
+            setters = {self.classes[j].setter for j in mro if j >= 0 and self.classes[j].setter}
+        return {c.name: {stored(c, a, setters) for a, _ in c.sets} for c in self.classes}
 
     def changed(self) -> Project:
         """The project after its change."""
@@ -102,6 +130,14 @@ class Project:
         init = self.change.init
         classes[self.change.index] = replace(cls, init=init, sets=() if init == "return_first" else cls.sets)
         return replace(self, classes=tuple(classes), change=None)
+
+
+def stored(cls: Cls, attr: str, setters: Collection[str] = ()) -> str:
+    """The name ``cls``'s code stores ``attr`` under: mangled in a mangled
+    class; a property's store where a setter of the instance's class takes it."""
+    if cls.mangled:
+        return f"_{cls.name.lstrip('_')}__{attr}"
+    return f"_{attr}_v" if attr in setters else attr
 
 
 def c3(bases_of: dict[int, tuple[int, ...]], index: int) -> list[int] | None:
@@ -141,13 +177,16 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
     # A feature's spellings drawn as often as the core's together: a run of
     # a few dozen projects meets each in the places where it matters.
     inits = (None, *CORE_INITS, "skip", "none", "named_base") + (
-        ("conditional", "return_first") * 2 if on("odd_chains") else ())
+        ("conditional", "return_first") * 2 if on("odd_chains") else ()) + (
+        DEAD_CHAINS if on("dead_chains") else ())
     spellings = ["direct"] + (["static_helper", "super_helper"] * 2 if on("set_helpers") else []) + (
+        ["module_helper"] * 2 if on("module_helpers") else []) + (
         ["setattr_escape", "vars"] + (["register_buffer"] if root == "torch" else []) if on("odd_sets") else [])
     alias_spellings = CORE_SPELLINGS + (("annotated", "unpack", "walrus") if on("odd_aliases") else ())
     taken: set[str] = set()
     classes: list[Cls] = []
     slotted = False
+    metaclassed = False
     # Half the projects start from a seed: a parent that sets and reads an
     # attribute, and a subclass that skips its __init__ (#20's base case),
     # which the feature's spellings then reach as often as any class.
@@ -190,7 +229,8 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
                 "parent": ("super", "super_explicit", "helper"),
                 "skipper": ("skip",),
                 "child": (None, "super") if on("multiple_inheritance") else
-                ("skip", "none") + (("conditional", "return_first") if on("odd_chains") else ()),
+                ("skip", "none") + (("conditional", "return_first") if on("odd_chains") else ())
+                + (DEAD_CHAINS if on("dead_chains") else ()),
             }.get(role, inits)))
             if init == "named_base" and not bases:
                 init = "skip"
@@ -214,6 +254,20 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
             slots = (on("slots") and not slotted and bool(sets) and all(s == "direct" for _, s in sets)
                      and draw(st.booleans()))
             slotted |= slots
+            mangled = (on("mangling") and all(s == "direct" for _, s in sets) and draw(st.booleans()))
+            class_set = None
+            if on("class_level_sets") and draw(st.booleans()):
+                how = draw(st.sampled_from(CLASS_LEVEL_SETS if not metaclassed and not
+                                           _ancestors_metaclassed(classes, bases) else CLASS_LEVEL_SETS[::2]))
+                # What an ancestor's __init__ sets: where a class attribute stands in for a skipped one.
+                class_set = (draw(st.sampled_from(sorted(from_above) or list(ATTRS))), how)
+                metaclassed |= how == "metaclass"
+            setter = None
+            if on("property_setter") and draw(st.booleans()):
+                taken_setters = {c.setter for c in classes}
+                # What this class or an ancestor sets: the setter then takes those sets.
+                free_setters = [a for a in sorted(own | from_above) or ATTRS if a not in taken_setters]
+                setter = draw(st.sampled_from(free_setters)) if free_setters else None
             classes.append(Cls(
                 name, home, bases, init, sets, reads, early,
                 spelling=draw(st.sampled_from(("name", *alias_spellings))) if bases else "name",
@@ -222,6 +276,11 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
                 nfkc=draw(st.sampled_from((None, "self", "init"))) if on("nfkc") and init else None,
                 slots=slots,
                 prop=on("property") and bool(reads) and draw(st.booleans()),
+                mangled=mangled,
+                guard=draw(st.sampled_from(GUARDS)) if on("guards") and reads and draw(st.booleans()) else None,
+                class_set=class_set,
+                call=on("dunder_call") and draw(st.booleans()),
+                setter=setter,
             ))
     found = None
     if change is not None:
@@ -253,6 +312,11 @@ def _ancestors(classes: list[Cls], bases: tuple[int, ...]) -> set[int]:
             seen.add(j)
             todo += classes[j].bases
     return seen
+
+
+def _ancestors_metaclassed(classes: list[Cls], bases: tuple[int, ...]) -> bool:
+    return any(classes[j].class_set and classes[j].class_set[1] == "metaclass"  # type: ignore[index]
+               for j in _ancestors(classes, bases))
 
 
 def _ancestor_sets(classes: list[Cls], bases: tuple[int, ...]) -> set[str]:
@@ -325,6 +389,7 @@ def _class_lines(project: Project, i: int, root: str) -> list[str]:
     bases, binding = _base_names(project, i, root)
     if cls.type_call:
         return binding + [f'{cls.name} = type("{cls.name}", ({", ".join(bases)},), {{}})']
+    before, after, header_bases = _around(cls, i, bases)
     body: list[str] = []
     if cls.slots:
         body.append(f"__slots__ = {tuple(a for a, _ in cls.sets)!r}")
@@ -335,22 +400,70 @@ def _class_lines(project: Project, i: int, root: str) -> list[str]:
         if child.bases and child.bases[0] == i:
             body += [line for a, how in child.sets if how == "super_helper"
                      for line in (f"def _setup_{a}_{j}(self):", f"    self.{a} = {j}")]
+    if cls.setter:
+        a = cls.setter
+        body += ["@property", f"def {a}(self):", f"    return self._{a}_v",
+                 f"@{a}.setter", f"def {a}(self, value):", f"    self._{a}_v = value"]
+    if cls.call:
+        body += ["def __call__(self):", "    return ()"]
     if cls.reads:
-        reads = "(" + "".join(f"self.{a}, " for a in cls.reads) + ")"
-        if cls.prop:
+        reads = "(" + "".join(f"self.{_spelled(cls, a)}, " for a in cls.reads) + ")"
+        if cls.guard:
+            body += ["def forward(self):", f"    return self._guarded_{i}()",
+                     f"def _guarded_{i}(self):", *("    " + line for line in _guarded(cls, reads))]
+        elif cls.prop:
             body += ["@property", f"def view_{i}(self):", f"    return {reads}",
                      "def forward(self):", f"    return self.view_{i}"]
         else:
             body += ["def forward(self):", f"    return {reads}"]
-    header = [f"class {cls.name}({', '.join(bases)}):"] + ["    " + line for line in body or ["pass"]]
+    header = [f"class {cls.name}({', '.join(header_bases)}):"] + ["    " + line for line in body or ["pass"]]
     if cls.placement == "top":
-        return binding + header
+        return binding + before + header + after
     if cls.placement == "function":
         return binding + [f"def _make_{i}():"] + ["    " + line for line in header] + [
             f"    return {cls.name}", f"{cls.name} = _make_{i}()"]
     opener = {"if": "if RAN is not None:", "with": "with contextlib.nullcontext():",
               "for": "for _ in range(1):"}[cls.placement]
     return binding + [opener] + ["    " + line for line in header]
+
+
+def _spelled(cls: Cls, attr: str) -> str:
+    """How ``cls``'s code spells ``self.<attr>``."""
+    return f"__{attr}" if cls.mangled else attr
+
+
+def _guarded(cls: Cls, reads: str) -> list[str]:
+    """The lines of a method returning ``reads`` (``cls``'s) under its guard:
+    Python raises AttributeError for a missing one, and the guard takes it."""
+    if cls.guard == "suppress":
+        return ["with contextlib.suppress(AttributeError):", f"    return {reads}", "return ()"]
+    if cls.guard == "try":
+        return ["try:", f"    return {reads}", "except AttributeError:", "    return ()"]
+    names = [stored(cls, a) for a in cls.reads]
+    if cls.guard == "getattr":
+        return ["return (" + "".join(f"getattr(self, {n!r}, None), " for n in names) + ")"]
+    return ["return (" + "".join(f"self.{_spelled(cls, a)} if hasattr(self, {n!r}) else None, "
+                                 for a, n in zip(cls.reads, names, strict=True)) + ")"]
+
+
+def _around(cls: Cls, i: int, bases: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The module-level lines before and after class ``i``'s header (its
+    helpers, decorator, metaclass, a class attribute bound after the body),
+    and what its header lists in parentheses."""
+    before = [line for attr, how in cls.sets if how == "module_helper"
+              for line in (f"def _set_{attr}_{i}(obj):", f"    obj.{attr} = {i}")]
+    after: list[str] = []
+    if cls.class_set is not None:
+        attr, how = cls.class_set
+        if how == "decorator":
+            before += [f"def _with_{attr}_{i}(cls):", f"    cls.{attr} = 0", "    return cls", f"@_with_{attr}_{i}"]
+        elif how == "metaclass":
+            before = [f"class _Meta{i}(type):", "    def __init__(cls, *args):", "        super().__init__(*args)",
+                      f"        cls.{attr} = 0", *before]
+            bases = [*bases, f"metaclass=_Meta{i}"]
+        else:
+            after.append(f"{cls.name}.{attr} = 0")
+    return before, after, bases
 
 
 def _init_lines(project: Project, i: int, root: str) -> list[str]:
@@ -365,15 +478,20 @@ def _init_lines(project: Project, i: int, root: str) -> list[str]:
         "helper": [f"self._chain_{i}()"],
         "conditional": [f"super().__init__() if FLAG else {root}.__init__(self)"],
         "return_first": ["return", "super().__init__()"],
+        "dead_loop": ["for _ in ():", "    super().__init__()"],
+        "dead_if": ["if False:", "    super().__init__()"],
+        "dead_assert": ["assert True, super().__init__()"],
+        "dead_comprehension": ["[super().__init__() for _ in ()]"],
     }[cls.init or "none"]
     name = {"init": "__ｉnit__"}.get(cls.nfkc or "", "__init__")
     me = {"self": "ｓelf"}.get(cls.nfkc or "", "self")
     lines = [f"def {name}({me}):", f"    RAN.append({cls.name!r})", *("    " + c for c in chain)]
     if cls.early:
-        lines.append(f"    self.seen_{i} = self.{cls.early}")
+        lines.append(f"    self.seen_{i} = self.{_spelled(cls, cls.early)}")
     for attr, how in cls.sets:
         lines.append("    " + {
-            "direct": f"self.{attr} = {i}",
+            "direct": f"self.{_spelled(cls, attr)} = {i}",
+            "module_helper": f"_set_{attr}_{i}(self)",
             "static_helper": f"{cls.name}._setup_{attr}(self)",
             "super_helper": f"super()._setup_{attr}_{i}()",
             "setattr_escape": f'setattr (self, "\\x{ord(attr):02x}", {i})',

@@ -10,11 +10,15 @@ command calls); the generated code runs only in a subprocess.
 
 Python's answer: a fork server (``PythonOracle``) imports torch once and
 forks a child per project, which builds each audited class and calls its
-``forward``. Every project class gets a ``__getattr__`` that records a read
-of a missing attribute and carries on, so one run sees every such read, not
-only the first. A read counts when an ``__init__`` in the class's MRO that
-sets the attribute had not run at that moment: the AttributeError this rule
-is about.
+``forward`` (or calls the instance, where a project class defines
+``__call__``: ``module(x)``). Every project class gets a ``__getattr__`` that
+records a read of a missing attribute and carries on, so one run sees every
+such read, not only the first. A read counts when an ``__init__`` in the
+class's MRO that sets the attribute had not run at that moment: the
+AttributeError this rule is about. Under a guard (a ``_guarded_*`` method:
+``contextlib.suppress``, ``getattr`` with a default, ``hasattr``, ``try``)
+the read raises, as Python's would, and the guard decides; it is recorded
+apart.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ SERVER = textwrap.dedent(
         sys.path[:0] = request["path"]
         importlib.import_module("base0")
         ran = sys.modules["base0"].RAN
-        state = {"phase": "__init__", "reads": []}
+        state = {"phase": "__init__", "reads": [], "guarded": []}
         modules = [importlib.import_module(m) for m in request["modules"]]
         roots = tuple(os.path.realpath(p) for p in request["path"])
         classes = [v for m in list(sys.modules.values())
@@ -76,6 +80,9 @@ SERVER = textwrap.dedent(
                         pass
                 if name.startswith("__"):
                     raise AttributeError(name)
+                if sys._getframe(1).f_code.co_name.startswith("_guarded_"):
+                    state["guarded"].append([state["phase"], name, list(ran)])
+                    raise AttributeError(name)
                 state["reads"].append([state["phase"], name, list(ran)])
                 return Stand()
             cls.__getattr__ = record
@@ -84,7 +91,7 @@ SERVER = textwrap.dedent(
             for name in module.NAMES:
                 cls = getattr(module, name)
                 del ran[:]
-                state["phase"], state["reads"] = "__init__", []
+                state["phase"], state["reads"], state["guarded"] = "__init__", [], []
                 mro = [k.__name__ if k.__module__ in PROJECT else "" for k in cls.__mro__]
                 entry = {"mro": mro, "error": None}
                 try:
@@ -93,11 +100,12 @@ SERVER = textwrap.dedent(
                     entry["error"] = repr(error)
                 else:
                     state["phase"] = "forward"
+                    called = any("__call__" in vars(k) for k in cls.__mro__ if k.__module__ in PROJECT)
                     try:
-                        built.forward()
+                        built() if called else built.forward()
                     except Exception as error:  # the root's unimplemented forward, say
                         entry["forward_error"] = repr(error)
-                entry["reads"] = state["reads"]
+                entry["reads"], entry["guarded"] = state["reads"], state["guarded"]
                 out[name] = entry
         return out
 
@@ -159,11 +167,11 @@ def python_errors(project: Project, outcome: dict[str, Any]) -> frozenset[tuple[
     """(class, attribute) of each read that Python found missing and that an
     ``__init__`` of the class's MRO, not run at that moment, sets. None if a
     class could not be built for another reason (nothing to compare)."""
-    sets = project.sets_of()
     errors = set()
     for name, seen in outcome.items():
         if seen["error"] is not None:
             return None
+        sets = project.sets_of(name)
         counted = {phase: set() for phase in ("__init__", "forward")}
         for phase, attr, ran in seen["reads"]:
             if any(attr in sets.get(k, ()) and k not in ran for k in seen["mro"]):
@@ -174,6 +182,18 @@ def python_errors(project: Project, outcome: dict[str, Any]) -> frozenset[tuple[
 
 
 Projection = tuple[tuple[str, ...], ...]
+
+
+def python_guarded(project: Project, outcome: dict[str, Any]) -> frozenset[tuple[str, str]]:
+    """(class, attribute) of each missing attribute Python read only under a
+    guard, which took the AttributeError: no finding may name one."""
+    found = set()
+    for name, seen in outcome.items():
+        sets = project.sets_of(name)
+        plain = {attr for _, attr, _ in seen["reads"]}
+        found.update((name, attr) for _, attr, _ in seen.get("guarded", ())
+                     if attr not in plain and any(attr in sets.get(k, ()) for k in seen["mro"]))
+    return frozenset(found)
 
 
 def projection(result: AuditResult, with_diagnostics: bool = False) -> Projection:
@@ -252,6 +272,7 @@ KINDS = {
     "edit-during-run": "after a file changed while the cold run read it, the warm run differs",
     "false-error": "both modes agree on an error Python does not raise",
     "miss": "both modes agree, Python raises an AttributeError they do not report (as an error or a warning)",
+    "finding-on-a-guarded-read": "a finding (of any severity) on a read Python makes only under a guard",
 }
 
 
@@ -267,7 +288,11 @@ def differences(project: Project, directory: Path, oracle: PythonOracle | None,
         if projection(default) != projection(whole):
             outcome.add("default-vs-parse-all", (projection(default), projection(whole)))
         elif oracle is not None and ("miss" in modes or "false-error" in modes):
-            truth = python_errors(project, oracle.run(directory, project))
+            ran = oracle.run(directory, project)
+            truth = python_errors(project, ran)
+            guarded = python_guarded(project, ran) & audit_findings(default)
+            if guarded:
+                outcome.add("finding-on-a-guarded-read", sorted(guarded))
             if truth is not None:
                 outcome.compared_with_python = True
                 # A warning reports the read too (a skip under a test the audit

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES", "6"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 MODES = frozenset({"default-vs-parse-all"})
-WITH_PYTHON = frozenset({"miss", "false-error"})
+WITH_PYTHON = frozenset({"miss", "false-error", "finding-on-a-guarded-read"})
 CACHE = frozenset({"warm-vs-cold"})
 
 
@@ -249,6 +250,108 @@ def test_odd_aliases_agree_with_python(
 @given(project=projects(frozenset({"made_by_function"})))
 @example(project=_P("torch", (_PARENT_SETS_A, _C("C1", "m0", (0,), "skip", placement="function"))))
 def test_classes_made_by_a_function_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+# -- #35: Python's semantics, each drawn and executed; every @example below is
+# the fuzzer's smallest project that the rule of 2505113 (before #35) got
+# wrong, against Python ------------------------------------------------------------
+
+# C1(C0) skips C0's __init__, which sets a; C0's forward reads it.
+def _skipping(parent: Cls, child_init: str = "skip", **child: object) -> Project:
+    return _P("plain", (parent, _C("C1", "m1", (0,), child_init, (("c", "direct"),), **child)))  # type: ignore[arg-type]
+
+
+_READS_A = _C("C0", "m0", (), "super", (("a", "direct"), ("b", "direct")), ("a",))
+
+
+@SETTINGS
+@given(project=projects(frozenset({"dead_chains"})))
+@example(project=_skipping(_READS_A, "dead_loop"))  # for _ in (): super().__init__()
+@example(project=_skipping(_READS_A, "dead_if"))
+@example(project=_skipping(_READS_A, "dead_assert"))  # assert True, super().__init__()
+@example(project=_skipping(_READS_A, "dead_comprehension"))
+def test_chain_calls_that_never_run_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@SETTINGS
+@given(project=projects(frozenset({"guards"})))
+@example(project=_skipping(replace(_READS_A, guard="suppress")))  # was an error, Python runs
+@example(project=_skipping(replace(_READS_A, guard="getattr")))
+@example(project=_skipping(replace(_READS_A, guard="hasattr")))
+@example(project=_skipping(replace(_READS_A, guard="try")))
+def test_guarded_reads_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@SETTINGS
+@given(project=projects(frozenset({"mangling"})))
+@example(project=_skipping(replace(_READS_A, mangled=True)))  # _C0__a missed
+# C1 sets its own self.__a (_C1__a): C0's _C0__a is still missing, and was said as __a.
+@example(project=_P("plain", (_C("C0", "m0", (), "super", (("a", "direct"),), ("a",), mangled=True),
+                              _C("C1", "m1", (0,), "skip", (("a", "direct"),), mangled=True))))
+def test_mangled_names_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@SETTINGS
+@given(project=projects(frozenset({"module_helpers"})))
+@example(project=_skipping(_C("C0", "m0", (), "super", (("a", "module_helper"),), ("a",))))  # missed
+# C1 sets b itself through _set_b_1(self): was a false error.
+@example(project=_P("plain", (_C("C0", "m0", (), "super", (("b", "direct"),), ("b",)),
+                              _C("C1", "m1", (0,), "skip", (("b", "module_helper"),)))))
+def test_module_level_helpers_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+def _bound_on_a_subclass(how: str) -> Project:
+    """C2(C1) binds a on the class (``how``): C1 skipped C0's __init__, which sets it."""
+    return _P("plain", (_C("C0", "m0", (), "super", (("a", "direct"),), ("a",)),
+                        _C("C1", "m1", (0,), "skip", (("b", "direct"),)),
+                        _C("C2", "m1", (1,), None, class_set=("a", how))))
+
+
+@SETTINGS
+@given(project=projects(frozenset({"class_level_sets"})))
+@example(project=_bound_on_a_subclass("decorator"))  # was a false error
+@example(project=_bound_on_a_subclass("metaclass"))
+@example(project=_bound_on_a_subclass("after_body"))
+def test_class_attributes_bound_outside_the_body_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@SETTINGS
+@given(project=projects(frozenset({"dunder_call"})))
+# C1 defines __call__, which never runs forward: forward's read of b was a false error.
+@example(project=_P("plain", (_C("C0", "m0", (), "super", (("a", "direct"), ("b", "direct")), ("b",)),
+                              _C("C1", "m1", (0,), "skip", (("a", "direct"),), call=True))))
+def test_a_call_that_does_not_reach_forward_agrees_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@SETTINGS
+@given(project=projects(frozenset({"property_setter"})))
+# C0's a is a property whose setter stores _a_v; C1 skips C0's __init__: _a_v was missed.
+@example(project=_skipping(_C("C0", "m0", (), "super", (("a", "direct"),), ("a",), setter="a"), "skip"))
+# C1's early read of b runs C0's getter, which reads _b_v: was a false error on a.
+@example(project=_skipping(_C("C0", "m0", (), "super", (("a", "direct"), ("b", "direct")), ("a",), setter="b"),
+                           "skip", early="b"))
+def test_property_setters_agree_with_python(
     project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
