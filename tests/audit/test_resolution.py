@@ -80,3 +80,32 @@ def test_with_torch_installed_its_classes_are_checked(tmp_path: Path) -> None:
     result = audit([str(tmp_path)], cache=Cache(None, False))
     assert result.unresolved == []
     assert {(f.class_name, f.attribute) for f in result.findings} >= {("m.Norm", "weight"), ("m.Dense", "weight")}
+
+
+FASTAI_LIKE = textwrap.dedent("""
+    from torch import nn
+    from fastcore.meta import PrePostInitMeta  # not installed where the audit runs
+
+    class Module(nn.Module, metaclass=PrePostInitMeta):
+        def __pre_init__(self, *args, **kwargs):
+            super().__init__()
+        def __init__(self):
+            pass
+
+    class Pool(Module):
+        def __init__(self):
+            self.ap = nn.AdaptiveAvgPool2d(1)  # Module.__init__ ran in __pre_init__, through the metaclass
+        def forward(self, x):
+            return self.ap(x)
+""")
+
+
+@pytest.mark.parametrize("parse_all", [False, True], ids=["default", "parse-all"])
+def test_a_metaclass_the_source_does_not_show_is_said_and_its_classes_not_checked(
+        tmp_path: Path, parse_all: bool) -> None:
+    # Its __call__, unknown, builds the instances: what runs is not the __init__ chain alone.
+    (tmp_path / "layers.py").write_text(FASTAI_LIKE)
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    assert result.findings == []
+    said = {(u.class_name, u.base, u.reason) for u in result.unresolved}
+    assert ("layers.Pool", "metaclass=PrePostInitMeta", "module fastcore.meta not found") in said

@@ -56,6 +56,12 @@ LOOKAHEAD = textwrap.dedent("""
 
         def step(self, closure=None):
             return self.optimizer.step(closure)
+
+        def state_dict(self):  # what a checkpoint saves is the inner optimiser's
+            return self.optimizer.state_dict()
+
+        def load_state_dict(self, state_dict):
+            self.optimizer.load_state_dict(state_dict)
 """)
 
 
@@ -194,3 +200,50 @@ def test_transformers_asr_pipeline_of_4_36_is_found_and_4_37_is_clean(tmp_path: 
     assert ("image_processor", "warning") in asr
     fixed = _audited(_transformers_pipelines("4.37.0", tmp_path / "4.37.0"))
     assert not [f for f in fixed if f.class_name.endswith("AutomaticSpeechRecognitionPipeline")]
+
+
+def test_an_optimizer_checkpointed_without_its_state_raises_where_it_is_saved() -> None:
+    (example,) = [e for e in FRAMEWORK_INVALID if e.name == "torch-optimizer-checkpointed-without-its-state"]
+    namespace: dict[str, object] = {"__name__": "example"}
+    exec(compile(example.source, "example.py", "exec"), namespace)  # noqa: S102 - our own example
+    surgery = namespace["GradSurgery"]
+    assert isinstance(surgery, type)
+    optimizer = surgery(torch.optim.SGD(_linear().parameters(), lr=0.1))
+    optimizer.zero_grad()
+    optimizer.step()  # every iteration runs: the class serves both
+    with pytest.raises(AttributeError, match="'GradSurgery' object has no attribute '_optimizer_state_dict_pre_hooks'"):
+        optimizer.state_dict()
+
+
+def _wheel_package(project: str, version: str, package: str, into: Path) -> Path:
+    """``package`` of ``project``'s ``version`` wheel (downloaded once into the releases cache)."""
+    wheels = cache_root().parent / "wheels"
+    found = sorted(wheels.glob(f"{project.replace('-', '_')}-{version}-*.whl")) if wheels.is_dir() else []
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                        f"{project}=={version}", "-d", str(wheels)], check=True, capture_output=True)
+        found = sorted(wheels.glob(f"{project.replace('-', '_')}-{version}-*.whl"))
+    with zipfile.ZipFile(found[0]) as archive:
+        archive.extractall(into, [n for n in archive.namelist() if n.startswith(f"{package}/")])
+    return into / package
+
+
+@pytest.mark.releases
+def test_pytorch_optimizer_orthograd_of_3_3_4_is_found_and_3_4_0_is_clean(tmp_path: Path) -> None:
+    # kozistr/pytorch_optimizer#326, fixed by #332: OrthoGrad skipped Optimizer.__init__,
+    # so saving it (state_dict) raised.
+    found = _audited(_wheel_package("pytorch-optimizer", "3.3.4", "pytorch_optimizer", tmp_path / "3.3.4"))
+    ortho = {(f.attribute, f.severity) for f in found if f.class_name.endswith(".OrthoGrad")}
+    assert ("_optimizer_state_dict_pre_hooks", "warning") in ortho and ("state", "warning") in ortho
+    fixed = _audited(_wheel_package("pytorch-optimizer", "3.4.0", "pytorch_optimizer", tmp_path / "3.4.0"))
+    assert not [f for f in fixed if f.class_name.endswith(".OrthoGrad")]
+
+
+@pytest.mark.releases
+def test_torch_optimizer_lookahead_of_0_3_0_is_found_where_it_is_saved(tmp_path: Path) -> None:
+    # torch-optimizer 0.3.0 (its last release): Lookahead skips Optimizer.__init__ and
+    # its state_dict / load_state_dict run torch's, which read the hooks it sets.
+    found = _audited(_wheel_package("torch-optimizer", "0.3.0", "torch_optimizer", tmp_path / "0.3.0"))
+    lookahead = {(f.attribute, f.severity) for f in found if f.class_name.endswith(".Lookahead")}
+    assert ("_optimizer_state_dict_pre_hooks", "warning") in lookahead
+    assert ("_optimizer_load_state_dict_pre_hooks", "warning") in lookahead

@@ -4,7 +4,9 @@ a ``Tensor`` subclass's ``to`` (``_to_copy``: ``model.to(device)`` on what
 holds torchao's quantized weights); a training loop runs an optimizer's
 ``zero_grad`` and ``step`` on every iteration, and torch's ``zero_grad``
 wraps the class's ``step`` (``_patch_step_function``) in a wrapper that
-reads the hook dictionaries ``Optimizer.__init__`` sets. Before
+reads the hook dictionaries ``Optimizer.__init__`` sets; a checkpointing loop
+saves and loads its state (``state_dict``, ``load_state_dict``: a feature,
+not every use). Before
 ``Module.__init__`` has run, a module refuses a submodule, a parameter or a
 buffer (``cannot assign module before Module.__init__() call``): it looks for
 the dictionaries ``Module.__init__`` sets."""
@@ -16,10 +18,10 @@ from vllm_sp_base._audit.frameworks._model import Driven, Framework, Refusal, Wr
 TORCH = Framework(
     "torch",
     module_entry_points=("forward", "__call__"),
-    feature_entry_points=("to",),
+    feature_entry_points=("to", "state_dict", "load_state_dict"),
     driven=(
         Driven("torch._tensor.Tensor", ("to",)),
-        Driven("torch.optim.optimizer.Optimizer", ("zero_grad", "step"), wrappers=(
+        Driven("torch.optim.optimizer.Optimizer", ("zero_grad", "step", "state_dict", "load_state_dict"), wrappers=(
             Wrapper("step", by="profile_hook_step",
                     reads=("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks"),
                     installed_by=("zero_grad",)),

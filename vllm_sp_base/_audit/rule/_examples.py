@@ -1349,6 +1349,10 @@ INVALID = (
                 self.param_groups = optimizer.param_groups
             def step(self, closure=None):
                 return self.optimizer.step(closure)  # torch's zero_grad wrapped it: the wrapper reads the hooks
+            def state_dict(self):
+                return self.optimizer.state_dict()
+            def load_state_dict(self, state_dict):
+                self.optimizer.load_state_dict(state_dict)
     """, (("Lookahead", "_optimizer_step_post_hooks", "error"), ("Lookahead", "_optimizer_step_pre_hooks", "error")),
         name="optimizer-step-wrapper-reads-the-hooks"),
     Example("""

@@ -62,6 +62,20 @@ VALID = (
             def step(self, closure=None):
                 raise NotImplementedError
     """, name="torch-optimizer-placeholder-never-stepped"),
+    Example("""
+        from torch.optim import Optimizer
+        class GradSurgery(Optimizer):
+            def __init__(self, optimizer):
+                self.optimizer = optimizer  # skips Optimizer.__init__; serves all torch calls itself
+            def zero_grad(self, set_to_none=True):
+                return self.optimizer.zero_grad(set_to_none)
+            def step(self, closure=None):
+                return self.optimizer.step(closure)
+            def state_dict(self):
+                return self.optimizer.state_dict()
+            def load_state_dict(self, state_dict):
+                self.optimizer.load_state_dict(state_dict)
+    """, name="torch-optimizer-wrapper-that-saves-its-inner-state"),
 )
 
 INVALID = (
@@ -74,9 +88,29 @@ INVALID = (
                 if self.fused:
                     return None  # stepped by the fused kernel: no placeholder
                 raise NotImplementedError
+            def state_dict(self):
+                return {}
+            def load_state_dict(self, state_dict):
+                pass
     """, (("Fused", "_optimizer_step_post_hooks", "error"), ("Fused", "_optimizer_step_pre_hooks", "error"),
           ("Fused", "defaults", "error"), ("Fused", "param_groups", "error")),
         name="torch-optimizer-that-raises-only-past-an-early-return"),
+    Example("""
+        from torch.optim import Optimizer
+        class GradSurgery(Optimizer):  # pytorch_optimizer's PCGrad, OrthoGrad before 3.4.0
+            def __init__(self, optimizer):
+                self.optimizer = optimizer  # skips Optimizer.__init__
+            def zero_grad(self, set_to_none=True):
+                return self.optimizer.zero_grad(set_to_none)
+            def step(self, closure=None):
+                return self.optimizer.step(closure)
+    """, (("GradSurgery", "_optimizer_load_state_dict_post_hooks", "warning"),
+          ("GradSurgery", "_optimizer_load_state_dict_pre_hooks", "warning"),
+          ("GradSurgery", "_optimizer_state_dict_post_hooks", "warning"),
+          ("GradSurgery", "_optimizer_state_dict_pre_hooks", "warning"),
+          ("GradSurgery", "defaults", "warning"), ("GradSurgery", "param_groups", "warning"),
+          ("GradSurgery", "state", "warning")),
+        name="torch-optimizer-checkpointed-without-its-state"),
     Example(_PIPELINE + """
         class SpeechPipeline(Pipeline):
             def __init__(self, model, tokenizer=None):

@@ -253,6 +253,45 @@ VALID = (
         class Grandchild(Child):
             pass
     """, name="a-metaclass-init-sets-the-attribute"),
+    Example("""
+        from torch import nn
+        class PrePostInitMeta(type):  # fastcore's: subclasses need not call super().__init__
+            def __call__(cls, *args, **kwargs):
+                res = cls.__new__(cls)
+                if hasattr(res, "__pre_init__"):
+                    res.__pre_init__(*args, **kwargs)
+                res.__init__(*args, **kwargs)
+                return res
+        class Module(nn.Module, metaclass=PrePostInitMeta):
+            def __pre_init__(self, *args, **kwargs):
+                super().__init__()
+            def __init__(self):
+                pass
+            def forward(self, x):
+                return x
+        class Scaled(Module):
+            def __init__(self):
+                self.proj = nn.Linear(1, 1)  # Module.__init__ ran in __pre_init__
+            def forward(self, x):
+                return self.proj(x)
+    """, name="a-metaclass-call-builds-the-instance-its-own-way"),
+    Example(SCALED + """
+        import sys
+        class Middle(Parent):
+            def __init__(self):
+                if sys.version_info >= (3, 11):  # both arms run Parent.__init__
+                    super().__init__()
+                else:
+                    Parent.__init__(self)
+        class Leaf(Middle):
+            def __init__(self):
+                if sys.version_info >= (3, 11):  # both arms run Middle.__init__
+                    super().__init__()
+                else:
+                    Middle.__init__(self)
+        class Top(Leaf):
+            pass
+    """, name="both-arms-of-one-test-run-the-parent-at-every-level"),
     Example(SCALED + """
         import torch
         class Child(Parent):
@@ -525,6 +564,36 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)
     """, (("Child", "scale", "error"),), name="a-metaclass-that-sets-nothing"),
+    Example(SCALED + """
+        class Counting(type):
+            built = 0
+            def __call__(cls, *args, **kwargs):
+                Counting.built += 1  # before the instance: it is type.__call__'s, untouched
+                return type.__call__(cls, *args, **kwargs)
+        class Child(Parent, metaclass=Counting):
+            def __init__(self):
+                nn.Module.__init__(self)
+        class Grandchild(Child):  # its metaclass is Child's
+            pass
+    """, (("Grandchild", "scale", "error"),), name="a-metaclass-call-that-hands-back-what-type-builds"),
+    Example(SCALED + """
+        import sys
+        class Middle(Parent):
+            def __init__(self, fast=False):
+                if fast:  # the arms below cover only a fast build
+                    if sys.version_info >= (3, 11):
+                        super().__init__()
+                    else:
+                        Parent.__init__(self)
+                else:
+                    nn.Module.__init__(self)
+        class Leaf(Middle):
+            def __init__(self):
+                if sys.version_info >= (3, 11):
+                    super().__init__()
+                else:
+                    Middle.__init__(self)
+    """, (("Leaf", "scale", "warning"),), name="both-arms-of-a-test-under-another-test"),
     Example(SCALED + """
         class Child(Parent):
             __init__ = nn.Module.__init__  # Parent.__init__ never runs

@@ -28,6 +28,7 @@ from vllm_sp_base._audit.semantics._construction import (
     would_set,
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
+from vllm_sp_base._audit.semantics._metaclass import built_by_a_metaclass
 from vllm_sp_base._audit.semantics._outside import filled_from_outside
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, Project
 from vllm_sp_base._audit.semantics._refused import refused_settings
@@ -117,6 +118,8 @@ class SkippedInitRead:
             return []
         if model.marked("__new__", "returns_other"):
             return []  # C(...) builds other classes: they are checked
+        if built_by_a_metaclass(self.project, model.mro):
+            return []  # what C(...) runs is the metaclass's __call__, not the __init__ chain alone
         if model.marked("__getattr__", "raises_attribute_error") is False or model.marked(
                 "__getattribute__", "answers_missing"):
             # A ``__getattr__`` that may answer (a delegate's ``getattr(self.worker,

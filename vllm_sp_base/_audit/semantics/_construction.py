@@ -312,18 +312,35 @@ def _run_under_a_test(init_calls: dict[int, list[Executed]], sure: set[int]) -> 
     # The walk enters a method once: what an ``__init__`` first entered under
     # a test calls carries that test, though another branch ran it too. A
     # call on no condition of its own, from an ``__init__`` that surely runs, is sure.
+    # So is one an ``__init__`` that surely runs calls on both arms of one of
+    # its tests (``if v: super().__init__() else: Base.__init__(self)``).
+    covering = {index: _callers_covering(init_calls[index]) for index in found}
     changed = True
     while changed:
         changed = False
         for index in list(found):
             if any(
                 step.method.name == "__init__" and step.owner not in found
-                and not step.event.conditional and not step.event.caught  # type: ignore[union-attr]
+                and ((not step.event.conditional and not step.event.caught)  # type: ignore[union-attr]
+                     or step.owner in covering[index])
                 for step in init_calls[index]
             ):
                 del found[index]
                 changed = True
     return found
+
+
+def _callers_covering(calls: list[Executed]) -> set[int]:
+    """The ``__init__``s (MRO index) whose own calls among ``calls`` sit on
+    both arms of one test, each under that test alone: wherever such a
+    caller runs, one of them does."""
+    own: dict[int, set[str]] = {}
+    for step in calls:
+        event = step.event
+        if (step.method.name == "__init__" and type(event) is Call and event.sole_test and not event.caught
+                and event.condition is not None):
+            own.setdefault(step.owner, set()).add(event.condition)
+    return {owner for owner, tests in own.items() if any(opposite(test) in tests for test in tests)}
 
 
 def opposite(test: str) -> str:

@@ -48,6 +48,8 @@ _WEIGHT_UPDATES = Feature("with weight updates (the server's /update_weights_fro
 _MOVED = Feature("when the tensor is moved (.to(), as model.to(device) does to what it holds)", for_modules=False)
 # A torch module's ``save_pretrained`` is transformers' model's, which its own state serves.
 _SAVED = Feature("when it is saved (save_pretrained)", for_modules=False)
+# An optimizer's state is saved and loaded by every checkpointing loop, not on every step.
+_CHECKPOINTED = Feature("when it is checkpointed (state_dict, load_state_dict)", for_modules=False)
 #: The engine's gate for each default feature entry point (vLLM's model runner
 #: and ``vllm/model_executor/models/interfaces.py``). A feature entry point not
 #: listed here is said as "with the feature that calls NAME".
@@ -62,6 +64,8 @@ FEATURES: dict[str, Feature] = {
     "stop_profile": _PROFILING,
     "update_weights_from_tensor": _WEIGHT_UPDATES,  # sglang's scheduler, on its draft worker else its TP worker
     "save_pretrained": _SAVED,  # a transformers pipeline's: a user saves it
+    "state_dict": _CHECKPOINTED,  # an optimizer's: a torch module's is torch's, which its own state serves
+    "load_state_dict": _CHECKPOINTED,
     "to": _MOVED,  # a tensor subclass's: torch's ``_to_copy`` dispatch calls it (torchao's quantized weights)
     **dict.fromkeys((
         "get_encoder_cudagraph_config", "get_input_modality", "get_max_frames_per_video",

@@ -11,6 +11,7 @@ import sys
 
 from vllm_sp_base._audit.prescan._prescan import HARMLESS_EXTERNAL_BASES
 from vllm_sp_base._audit.report._finding import Unresolved
+from vllm_sp_base._audit.semantics._metaclass import metaclass_of
 from vllm_sp_base._audit.semantics._project import EXPRESSION, ClassRef, Opaque, Project
 from vllm_sp_base._audit.summaries._events import Call
 from vllm_sp_base._audit.summaries._summaries import ClassInfo
@@ -59,6 +60,13 @@ def unresolved_bases(project: Project, ref: ClassRef, path: str) -> list[Unresol
             found.append(Unresolved(path, info.line, str(ref), "torch", TORCH_NOT_FOUND))
             continue
         found.append(Unresolved(path, info.line, str(ref), base.text, project.why_unresolved(ref.module, base.text, info.local_imports)))
+    metaclass = metaclass_of(project, project.mro(ref))
+    if metaclass is not None and metaclass[1] and not isinstance(
+            project.resolve(metaclass[0].module, metaclass[1]), ClassRef):
+        # What its __call__ runs in place of the __init__ chain is unknown.
+        owner, spelled = metaclass
+        found.append(Unresolved(path, info.line, str(ref), f"metaclass={spelled}",
+                                project.why_unresolved(owner.module, spelled)))
     return found
 
 

@@ -130,13 +130,14 @@ def _class(info: ClassInfo) -> tuple[Any, ...]:
     return (
         info.name, info.line, info.col, info.bases, sorted(info.class_attrs),
         [_method(m) for m in info.methods.values()], info.noqa, info.constants, info.noqa_lines,
-        sorted(info.slots), info.local_names, _imports(info.local_imports), info.held,
+        sorted(info.slots), info.local_names, _imports(info.local_imports), info.held, info.metaclass,
+        list(info.decorators),
     )
 
 
 def _class_from(plain: Any) -> ClassInfo:
     (name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines, slots, local_names, local_imports,
-     held) = plain
+     held, metaclass, decorators) = plain
     return ClassInfo(
         name=_str(name),
         line=_int(line),
@@ -151,6 +152,8 @@ def _class_from(plain: Any) -> ClassInfo:
         local_names=_names(local_names),
         local_imports=_imports_from(local_imports),
         held=_names(held),
+        metaclass=None if metaclass is None else _str(metaclass),
+        decorators=tuple(_str(d) for d in _each(decorators, list)),
     )
 
 

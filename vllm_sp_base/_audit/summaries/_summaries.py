@@ -165,6 +165,12 @@ class ClassInfo:
     # Class attributes bound to a dotted name (``base_class = Parent``): what
     # ``self.base_class.__init__(self)`` runs, as the instance finds it.
     held: dict[str, str] = field(default_factory=dict)
+    # ``metaclass=`` in the header, as spelled (a dotted name; "" where not
+    # one): its ``__call__``, where it has its own, builds the instances.
+    metaclass: str | None = None
+    # The decorators, as spelled (``dataclass`` for ``@dataclass(frozen=True)``;
+    # "" where not a name): what replaces or completes the class body.
+    decorators: tuple[str, ...] = ()
 
     def suppresses(self, code: str, attribute: str) -> bool:
         noqa = self.noqa

@@ -238,6 +238,8 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
         noqa_lines=noqa_lines,
         slots=slots,
         held=held,
+        metaclass=next((dotted(k.value) or "" for k in node.keywords if k.arg == "metaclass"), None),
+        decorators=tuple(dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list),
     )
 
 
