@@ -969,6 +969,14 @@ VALID = (
             def get_image_feature(self, items):
                 return items
     """, name="encoder-only-role-runs-no-forward"),
+    Example("""
+        from torch.optim import Optimizer
+        from not_installed_anywhere import GetAttr  # fastcore's: hands what the instance lacks to _default
+        class Lookahead(Optimizer, GetAttr):
+            _default = "opt"
+            def __init__(self, opt):
+                self.opt = opt  # skips Optimizer.__init__: zero_grad's reads go to GetAttr's __getattr__
+    """, name="unresolved-base-may-answer-every-read"),
 )
 
 

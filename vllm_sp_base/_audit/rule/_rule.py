@@ -43,6 +43,7 @@ from vllm_sp_base._audit.semantics._runtime import (
     set_by_the_engine,
     wrapper_reads,
 )
+from vllm_sp_base._audit.semantics._unresolved import unseen_getattr
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import Known, defaulted, requirements
 from vllm_sp_base._audit.summaries._summaries import bound_methods, python_name
@@ -126,6 +127,8 @@ class SkippedInitRead:
             # name)``), or a ``__getattribute__`` that catches a failed lookup, serves
             # what the skipped ``__init__`` left unset: no read is sure to fail.
             return []
+        if unseen_getattr(self.project, model.mro):
+            return []  # so may one of a base the source does not show
         built = construct(model, self.refusals)
         findings = self._skipped(model, ref, built)
         if built.skipped_unless and not built.raises:

@@ -12,7 +12,7 @@ import sys
 from vllm_sp_base._audit.prescan._prescan import HARMLESS_EXTERNAL_BASES
 from vllm_sp_base._audit.report._finding import Unresolved
 from vllm_sp_base._audit.semantics._metaclass import metaclass_of
-from vllm_sp_base._audit.semantics._project import EXPRESSION, ClassRef, Opaque, Project
+from vllm_sp_base._audit.semantics._project import EXPRESSION, ClassRef, MroEntry, Opaque, Project
 from vllm_sp_base._audit.summaries._events import Call
 from vllm_sp_base._audit.summaries._summaries import ClassInfo
 
@@ -68,6 +68,29 @@ def unresolved_bases(project: Project, ref: ClassRef, path: str) -> list[Unresol
         found.append(Unresolved(path, info.line, str(ref), f"metaclass={spelled}",
                                 project.why_unresolved(owner.module, spelled)))
     return found
+
+
+def unseen_getattr(project: Project, mro: list[MroEntry]) -> bool:
+    """Whether the instance looks ``__getattr__`` up in a base the source
+    does not show because its package is not installed (fastcore's
+    ``GetAttr``, which hands what the instance lacks to a delegate): any read
+    may be answered there. A builtin, a harmless class, or a class defined in
+    C by a package that is there (the standard library's, ``torch._C``'s)
+    defines none that answers."""
+    index = next((i for i, entry in enumerate(mro) if isinstance(entry, Opaque) or (
+        (info := project.class_info(entry)) is not None and "__getattr__" in info.methods)), None)
+    if index is None or not isinstance(opaque := mro[index], Opaque):
+        return False
+    if opaque.text == EXPRESSION:
+        return True
+    if _builtin(opaque.text) or opaque.text.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES:
+        return False
+    for entry in mro:
+        if isinstance(entry, ClassRef) and opaque in project.bases(entry):
+            info = project.class_info(entry)
+            origin = project.origin(entry.module, opaque.text, info.local_imports if info else None)
+            return origin is None or project.module_file(origin.split(".", 1)[0]) is None
+    return True
 
 
 def _builtin(name: str) -> bool:
