@@ -9,6 +9,8 @@ none; an INVALID one raises it for each class and attribute it expects."""
 from __future__ import annotations
 
 import re
+import sys
+import types
 
 import pytest
 import torch
@@ -20,11 +22,22 @@ from vllm_sp_base._audit.rule._examples_python import INVALID, VALID
 _MISSING = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 
 
+def _namespace(example: Example) -> dict[str, object]:
+    """The example run as a module named ``example`` (``@dataclass`` looks its
+    module up in ``sys.modules``)."""
+    module = types.ModuleType("example")
+    sys.modules["example"] = module
+    try:
+        exec(compile(example.source, "example.py", "exec"), vars(module))  # noqa: S102 - our own examples
+    finally:
+        del sys.modules["example"]
+    return vars(module)
+
+
 def _executed(example: Example) -> set[tuple[str, str]]:
     """(class, attribute) of each AttributeError that building and calling
     the example's own module classes raises."""
-    namespace: dict[str, object] = {"__name__": "example"}
-    exec(compile(example.source, "example.py", "exec"), namespace)  # noqa: S102 - our own examples
+    namespace = _namespace(example)
     failed: set[tuple[str, str]] = set()
     for value in list(namespace.values()):
         if not (isinstance(value, type) and issubclass(value, nn.Module) and value.__module__ == "example"):
@@ -82,3 +95,18 @@ def test_a_warning_example_raises_under_python_too() -> None:
     # always does, so Python raises where the rule warns.
     (example,) = [e for e in INVALID if e.name == "getattr-default-overridden-by-the-class"]
     assert _executed(example) == {("Child", "rate")}
+
+
+@pytest.mark.parametrize(("name", "raises"), [
+    ("a-dataclass-written-init-runs-no-parents", "'Alpaca' object has no attribute 'prepare_data_per_node'"),
+    ("a-dataclass-sets-its-bases-fields-and-runs-post-init", None),
+])
+def test_a_dataclass_runs_the_init_its_decorator_writes(name: str, raises: str | None) -> None:
+    (example,) = [e for e in (*VALID, *INVALID) if e.name == name]
+    main = _namespace(example)["main"]
+    assert callable(main)
+    if raises is None:
+        main()
+    else:
+        with pytest.raises(AttributeError, match=raises):
+            main()

@@ -6,7 +6,7 @@ from typing import TypeAlias
 # (classes, aliases, imported, modules); a class:
 # (name, bases, written, has_init, init_chains, init_explicit, init_sets)
 _Scanned: TypeAlias = tuple[
-    list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool, bool, bool]],
+    list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool, bool, bool, bool]],
     list[tuple[str, str]],
     list[tuple[str, str]],
     list[tuple[str, str]],

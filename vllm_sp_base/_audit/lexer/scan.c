@@ -8,7 +8,7 @@
  *   (classes, aliases, imported, modules)
  *
  * classes: one (name, bases, written, has_init, init_chains, init_explicit,
- *   init_sets) per `class` statement, anywhere. bases: the last name of each
+ *   init_sets, generated) per `class` statement, anywhere. bases: the last name of each
  *   positional base's leading dotted name, "?" where it does not start with a
  *   name; written: each such dotted name as written (blanks kept: the caller
  *   drops them), "?" likewise. has_init: an `__init__` is defined in its body
@@ -19,7 +19,11 @@
  *   does it the last way, which runs that base's `__init__` whatever the MRO
  *   puts next. init_sets: some `__init__` touches `self.<name>`, passes `self`
  *   on, calls a `super()` method other than `__init__`, or names setattr,
- *   `__setattr__` or vars (it may set an attribute).
+ *   `__setattr__` or vars (it may set an attribute). A class decorated
+ *   `@dataclass` (any dotted name ending so, not `init=False`) with no
+ *   `__init__` of its own has the one the decorator writes: it sets the
+ *   fields and runs no parent's (has_init, not init_chains, init_sets,
+ *   generated).
  * aliases: (alias, original's last name) of each `Alias = dotted.Name` a
  *   module binds (outside any class or function) and of each
  *   `from ... import Name as Alias`, anywhere.
@@ -82,6 +86,25 @@ static int binds_init(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
         if (next + 1 < end && s[next] == '=' && s[next + 1] != '=') return 1;
     }
     return 0;
+}
+
+/* Whether the decorator line [at, end) (past the `@`) is a dataclass's that
+ * writes an `__init__`: a dotted name ending in `dataclass`, called or not,
+ * with no `init=False` (a keyword spelled anywhere in it counts). */
+static int writes_dataclass_init(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
+    Py_ssize_t last = 0, last_end = 0;
+    int parts = 0;
+    Py_ssize_t after = lex_dotted_at(s, lex_skip_space(s, at, end), end, &last, &last_end, &parts);
+    if (!parts || !lex_is_name(s, last, last_end, "dataclass")) return 0;
+    for (Py_ssize_t i = after; i + 4 <= end; i++) {
+        if (s[i] != 'i' || !lex_is_name(s, i, i + 4, "init") || (i > at && lex_is_ident(s[i - 1]))) continue;
+        Py_ssize_t next = lex_skip_space(s, i + 4, end);
+        if (next + 1 < end && s[next] == '=' && s[next + 1] != '=') {
+            Py_ssize_t value = lex_skip_space(s, next + 1, end);
+            if (value + 5 <= end && lex_is_name(s, value, value + 5, "False")) return 0;
+        }
+    }
+    return 1;
 }
 
 /* The class statement at `at` (past the keyword) up to `end`. */
@@ -279,6 +302,7 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *
      * the caller's `ast` then says what is wrong, as --parse-all does. */
     long indents[MAX_SCOPES];
     int levels = 0, opened = 0;
+    int dataclass_next = 0; /* the decorators just read write a dataclass's __init__ */
     while ((status = lex_next_line(&L, &line)) == 1) {
         if (digest != NULL) code_digest_line(digest, s, &line);
         long top = levels ? indents[levels - 1] : 0;
@@ -299,9 +323,13 @@ static int find(const unsigned char *s, Py_ssize_t n, Found *found, CodeDigest *
         while (depth > 0 && scopes[depth - 1].indent >= line.indent) depth--;
         Py_ssize_t name = -1;
         unsigned char first = s[line.start];
+        int decorated = dataclass_next;
+        dataclass_next = first == '@' && (decorated || writes_dataclass_init(s, line.start + 1, line.end));
         if (first == 'c' && lex_word_at(s, line.end, line.start, "class")) {
             if (binds_init(s, line.start, line.end)) return 0; /* `class B(A): __init__ = ...`: ast reads it */
+            Py_ssize_t before = found->class_count;
             if (!read_class(s, line.start + 5, line.end, found)) return -1;
+            if (found->class_count > before) found->classes[before].dataclass = decorated;
             if (line.block) {
                 if (depth == MAX_SCOPES) return 0;
                 scopes[depth++] = (Scope){line.indent, found->class_count - 1};
@@ -364,12 +392,14 @@ static PyObject *classes(const unsigned char *s, const Found *found) {
                 if (as_written == NULL) break;
                 PyTuple_SET_ITEM(written, b, as_written);
             }
+            int generated = cls->dataclass && !cls->has_init; /* the decorator's __init__ */
             if (b == cls->base_count)
-                item = Py_BuildValue("(NOOOOOO)", text(s, cls->name_start, cls->name_end), bases,
-                                     written, cls->has_init ? Py_True : Py_False,
-                                     cls->init_chains ? Py_True : Py_False,
-                                     cls->init_explicit ? Py_True : Py_False,
-                                     cls->init_sets ? Py_True : Py_False);
+                item = Py_BuildValue("(NOOOOOOO)", text(s, cls->name_start, cls->name_end), bases,
+                                     written, cls->has_init || generated ? Py_True : Py_False,
+                                     cls->init_chains && !generated ? Py_True : Py_False,
+                                     cls->init_explicit && !generated ? Py_True : Py_False,
+                                     cls->init_sets || generated ? Py_True : Py_False,
+                                     generated ? Py_True : Py_False);
         }
         Py_XDECREF(bases);
         Py_XDECREF(written);

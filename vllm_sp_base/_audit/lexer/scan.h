@@ -19,6 +19,7 @@ typedef struct {
     Py_ssize_t only_base, only_base_end; /* the one base's dotted name, if exactly one; else -1 */
     int has_init, init_chains, init_sets;
     int init_explicit; /* some __init__ chains by naming its base (`Base.__init__(self)`), not by super() */
+    int dataclass; /* decorated `@dataclass` (not `init=False`): the decorator writes an __init__ it has none of */
 } Class;
 
 typedef struct {

@@ -93,8 +93,23 @@ def _class(node: ast.ClassDef) -> ClassScan:
         scan.has_init = True
     if _binds_init(node.body):  # ``__init__ = nn.Module.__init__``: runs another class's
         scan.has_init, scan.init_chains, scan.init_explicit = True, False, True
+    elif not scan.has_init and _writes_dataclass_init(node):  # sets the fields, runs no parent's
+        scan.has_init, scan.init_chains, scan.init_sets, scan.generated = True, False, True, True
     scan.init_chains = scan.init_chains and scan.has_init
     return scan
+
+
+def _writes_dataclass_init(node: ast.ClassDef) -> bool:
+    """Whether a decorator is a dataclass's (a dotted name ending so) that
+    writes an ``__init__`` (no ``init=False``), as the compiled scan reads it."""
+    for decorator in node.decorator_list:
+        func = decorator.func if isinstance(decorator, ast.Call) else decorator
+        parts = _leading_dotted(func) if _is_dotted(func) else None
+        if parts and parts[-1] == "dataclass":
+            return not (isinstance(decorator, ast.Call) and any(
+                k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+                for k in decorator.keywords))
+    return False
 
 
 def _binds_init(body: list[ast.stmt]) -> bool:

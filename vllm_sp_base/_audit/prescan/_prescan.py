@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from vllm_sp_base._audit.prescan._exact import scan_by_ast
@@ -163,6 +163,47 @@ class _Class:
         self.torch_module = any(q and q <= TORCH_MODULE for q in what)
 
 
+def _may_set(here: Callable[[str], bool | None], decided_by: Callable[[str], list[str]]) -> Callable[[str], bool]:
+    """``may_set(name)``: whether constructing a class called ``name`` may
+    set a self attribute, as ``here`` says of each class and ``decided_by``
+    names the bases that decide for it."""
+    may_set_memo: dict[str, bool] = {}
+
+    def may_set(name: str) -> bool:
+        """Walked with a stack, not recursion: hierarchies thousands deep."""
+        if name in may_set_memo:
+            return may_set_memo[name]
+        may_set_memo[name] = False  # cycles: what is on the stack adds nothing new
+        said = here(name)
+        if said is not None:
+            may_set_memo[name] = said
+            return said
+        stack = [(name, iter(decided_by(name)))]
+        while stack:
+            current, pending = stack[-1]
+            if may_set_memo[current]:  # decided: its caller is too
+                stack.pop()
+                if stack:
+                    may_set_memo[stack[-1][0]] = True
+                continue
+            nxt = next(pending, None)
+            if nxt is None:  # every base said no
+                stack.pop()
+                continue
+            if nxt in may_set_memo:
+                may_set_memo[current] = may_set_memo[nxt]
+                continue
+            may_set_memo[nxt] = False
+            said = here(nxt)
+            if said is not None:
+                may_set_memo[nxt] = may_set_memo[current] = said
+                continue
+            stack.append((nxt, iter(decided_by(nxt))))
+        return may_set_memo[name]
+
+    return may_set
+
+
 def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Candidates:
     """Names of every class that can be constructed past a skipped ``__init__``
     that would have set something, and the names their MROs can reach: the
@@ -219,60 +260,37 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
                     todo.append(nxt)
         return names
 
-    may_set_memo: dict[str, bool] = {}
-
-    def may_set_here(name: str) -> bool | None:
-        """What ``name`` alone says: True/False, or None where its bases decide."""
-        classes = by_name.get(name, [])
-        if name in _BUILTIN_NAMES and not audited(name) and name not in installed_names:
-            return False  # ``Base = object`` (a TYPE_CHECKING stand-in): the builtin, no audited class
-        if name == "?" or name in installed_names or not audited(name):
-            return True  # may be an installed class, or an expression
-        if any(c.scan.init_sets or any(outside(*base) for base in c.bases) for c in classes):
-            return True
-        return None
+    def here(fields_aside: bool) -> Callable[[str], bool | None]:
+        def may_set_here(name: str) -> bool | None:
+            """What ``name`` alone says: True/False, or None where its bases decide
+            (``fields_aside``: a dataclass's written ``__init__`` sets only what
+            a dataclass below it sets too)."""
+            classes = by_name.get(name, [])
+            if name in _BUILTIN_NAMES and not audited(name) and name not in installed_names:
+                return False  # ``Base = object`` (a TYPE_CHECKING stand-in): the builtin, no audited class
+            if name == "?" or name in installed_names or not audited(name):
+                return True  # may be an installed class, or an expression
+            if any((c.scan.init_sets and not (fields_aside and c.scan.generated))
+                   or any(outside(*base) for base in c.bases) for c in classes):
+                return True
+            return None
+        return may_set_here
 
     def decided_by(name: str) -> list[str]:
         """The audited names whose classes decide for ``name`` (the others said already)."""
         return [b for c in by_name.get(name, ()) for b, *rest in c.bases if outside(b, *rest) is None] + sorted(
             alias_of.get(name, ()))
 
-    def may_set(name: str) -> bool:
-        """Whether constructing a class called ``name`` may set a self attribute.
-        Walked with a stack, not recursion: hierarchies thousands deep."""
-        if name in may_set_memo:
-            return may_set_memo[name]
-        may_set_memo[name] = False  # cycles: what is on the stack adds nothing new
-        here = may_set_here(name)
-        if here is not None:
-            may_set_memo[name] = here
-            return here
-        stack = [(name, iter(decided_by(name)))]
-        while stack:
-            current, pending = stack[-1]
-            if may_set_memo[current]:  # decided: its caller is too
-                stack.pop()
-                if stack:
-                    may_set_memo[stack[-1][0]] = True
-                continue
-            nxt = next(pending, None)
-            if nxt is None:  # every base said no
-                stack.pop()
-                continue
-            if nxt in may_set_memo:
-                may_set_memo[current] = may_set_memo[nxt]
-                continue
-            may_set_memo[nxt] = False
-            here = may_set_here(nxt)
-            if here is not None:
-                may_set_memo[nxt] = may_set_memo[current] = here
-                continue
-            stack.append((nxt, iter(decided_by(nxt))))
-        return may_set_memo[name]
+    may_set = _may_set(here(False), decided_by)
+    may_set_beyond_fields = _may_set(here(True), decided_by)
 
     def base_may_set(name: str, harmless: bool, written_outside: bool) -> bool:
         said = outside(name, harmless, written_outside)
         return may_set(name) if said is None else said
+
+    def base_may_set_beyond_fields(name: str, harmless: bool, written_outside: bool) -> bool:
+        said = outside(name, harmless, written_outside)
+        return may_set_beyond_fields(name) if said is None else said
 
     # Classes whose ``__init__`` may end the chain before the MRO's next
     # class: one that does not chain, or chains by naming its base (in
@@ -287,7 +305,8 @@ def candidate_names(scans: Iterable[FileScan], audited_packages: set[str]) -> Ca
     for cls in all_classes:
         scan, bases = cls.scan, cls.bases
         skips = scan.has_init and not scan.init_chains
-        if skips and (cls.torch_module or any(base_may_set(*base) for base in bases)):
+        skipped_sets = base_may_set_beyond_fields if scan.generated else base_may_set
+        if skips and (cls.torch_module or any(skipped_sets(*base) for base in bases)):
             tainted.add(scan.name)
         for i, (base, harmless, written_outside) in enumerate(bases[:-1]):
             ends_chain = base in non_chaining or outside(base, harmless, written_outside)

@@ -15,6 +15,9 @@ class ClassScan:
     init_chains: bool  # body-level, unconditional ``super().__init__(`` or ``OnlyBase.__init__(self``
     init_explicit: bool  # some ``__init__`` chains by naming its base: the MRO's next class is skipped
     init_sets: bool  # the ``__init__`` may set some attribute (assigns, passes ``self`` on, ...)
+    # ``@dataclass`` writes its ``__init__``: it sets every dataclass base's fields
+    # itself, so only a base whose own ``__init__`` is no such one is skipped.
+    generated: bool = False
 
     @property
     def dotted_bases(self) -> tuple[str, ...]:

@@ -68,6 +68,17 @@ _ENV = """
                 return x * self.base
 """
 
+#: A plain class whose ``__init__`` sets what its ``prepare`` reads (Lightning's
+#: ``DataHooks``, whose ``prepare_data_per_node`` its ``Trainer`` reads).
+_DATA_HOOKS = """
+        from dataclasses import dataclass
+        class DataHooks:
+            def __init__(self):
+                self.prepare_data_per_node = True
+            def prepare(self):
+                return self.prepare_data_per_node
+"""
+
 #: A torch module whose ``__init__`` sets what its ``forward`` reads, by another name.
 SCALED = """
         from torch import nn
@@ -292,6 +303,25 @@ VALID = (
         class Top(Leaf):
             pass
     """, name="both-arms-of-one-test-run-the-parent-at-every-level"),
+    Example(_DATA_HOOKS + """
+        @dataclass
+        class Alpaca(DataHooks):
+            seed: int = 42
+            def __post_init__(self):  # the written __init__ runs it: the parent's runs there
+                super().__init__()
+        @dataclass
+        class Point:
+            x: int = 0
+            def norm(self):
+                return self.x
+        @dataclass
+        class Point3(Point):  # its written __init__ sets Point's fields too
+            z: int = 0
+            def show(self):
+                return self.norm() + self.z
+        def main():
+            return Alpaca().prepare(), Point3().show()
+    """, name="a-dataclass-sets-its-bases-fields-and-runs-post-init"),
     Example(SCALED + """
         import torch
         class Child(Parent):
@@ -594,6 +624,13 @@ INVALID = (
                 else:
                     Middle.__init__(self)
     """, (("Leaf", "scale", "warning"),), name="both-arms-of-a-test-under-another-test"),
+    Example(_DATA_HOOKS + """
+        @dataclass
+        class Alpaca(DataHooks):  # litgpt 0.4.6's data modules: the written __init__ runs no parent's
+            seed: int = 42
+        def main():
+            return Alpaca().prepare()
+    """, (("Alpaca", "prepare_data_per_node", "warning"),), name="a-dataclass-written-init-runs-no-parents"),
     Example(SCALED + """
         class Child(Parent):
             __init__ = nn.Module.__init__  # Parent.__init__ never runs

@@ -66,6 +66,7 @@ class ClassModel:
         ]
         self._index = {entry: i for i, entry in enumerate(self.mro)}
         self._properties: frozenset[str] | None = None
+        self._generated: dict[int, Method] = {}
 
     @property
     def properties(self) -> frozenset[str]:
@@ -91,10 +92,28 @@ class ClassModel:
             if info is not None:
                 method = info.methods.get(name)
                 if method is not None:
-                    return i, method
+                    return i, self._generated_init(i, method) if name == "__init__" and info.generated_init else method
             elif isinstance(mro[i], Opaque):
                 return i, None
         return None
+
+    def _generated_init(self, index: int, own: Method) -> Method:
+        """The ``__init__`` ``@dataclass`` wrote for ``mro[index]``, as it
+        runs on this instance: it sets the fields of every dataclass from
+        there on in the MRO (``own`` sets the class's own), then runs
+        ``self.__post_init__()`` where the MRO has one; no parent's
+        ``__init__`` runs."""
+        found = self._generated.get(index)
+        if found is None:
+            found = self._generated[index] = Method("__init__", own.line)
+            found._events.extend(own.events)
+            found._events.extend(
+                Set(name, own.line, False) for info in self.infos[index + 1:]
+                if info is not None and info.fields is not None for name in info.fields)
+            post = self.lookup("__post_init__", 0)
+            if post is not None and post[1] is not None:
+                found._events.append(Call("self", None, "__post_init__", own.line, False))
+        return found
 
     def target(self, caller: int, call: Call) -> Found | None:
         """What ``call``, made by the method of ``mro[caller]``, runs."""

@@ -52,7 +52,7 @@ def to_plain(value: FileScan | ModuleInfo | str) -> tuple[Any, ...]:
     """A pre-scan (``S``), a summary (``M``) or why a file has none (``R``)."""
     if isinstance(value, FileScan):
         classes = [
-            (c.name, c.bases, c.written, c.has_init, c.init_chains, c.init_explicit, c.init_sets)
+            (c.name, c.bases, c.written, c.has_init, c.init_chains, c.init_explicit, c.init_sets, c.generated)
             for c in value.classes
         ]
         return ("S", classes, value.aliases, value.imported, value.modules, value.parses)
@@ -110,8 +110,8 @@ def _from_plain(plain: Any) -> FileScan | ModuleInfo | str:
 
 
 def _class_scan(plain: Any) -> ClassScan:
-    name, bases, written, has_init, chains, explicit, sets = _typed(plain, _SCAN_TYPES)
-    return ClassScan(name, _strings(bases), _strings(written), has_init, chains, explicit, sets)
+    name, bases, written, has_init, chains, explicit, sets, generated = _typed(plain, _SCAN_TYPES)
+    return ClassScan(name, _strings(bases), _strings(written), has_init, chains, explicit, sets, generated)
 
 
 def _strings(values: Any) -> tuple[str, ...]:
@@ -131,13 +131,13 @@ def _class(info: ClassInfo) -> tuple[Any, ...]:
         info.name, info.line, info.col, info.bases, sorted(info.class_attrs),
         [_method(m) for m in info.methods.values()], info.noqa, info.constants, info.noqa_lines,
         sorted(info.slots), info.local_names, _imports(info.local_imports), info.held, info.metaclass,
-        list(info.decorators),
+        list(info.decorators), None if info.fields is None else list(info.fields), info.generated_init,
     )
 
 
 def _class_from(plain: Any) -> ClassInfo:
     (name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines, slots, local_names, local_imports,
-     held, metaclass, decorators) = plain
+     held, metaclass, decorators, fields, generated_init) = plain
     return ClassInfo(
         name=_str(name),
         line=_int(line),
@@ -154,6 +154,8 @@ def _class_from(plain: Any) -> ClassInfo:
         held=_names(held),
         metaclass=None if metaclass is None else _str(metaclass),
         decorators=tuple(_str(d) for d in _each(decorators, list)),
+        fields=None if fields is None else tuple(_str(f) for f in _each(fields, list)),
+        generated_init=_bool(generated_init),
     )
 
 
@@ -223,7 +225,7 @@ def result_from_plain(plain: Any) -> AuditResult:
 
 _FINDING_FIELDS = tuple(name for name in Finding.__dataclass_fields__ if name != "chain")
 _FINDING_TYPES = _types(Finding, _FINDING_FIELDS)
-_SCAN_TYPES = ((str,), (tuple,), (tuple,), (bool,), (bool,), (bool,), (bool,))
+_SCAN_TYPES = ((str,), (tuple,), (tuple,), (bool,), (bool,), (bool,), (bool,), (bool,))
 _PAIR = ((str,), (str,))
 _FRAME_TYPES = ((str,), (str,), (int,))
 _UNRESOLVED_TYPES = ((str,), (int,), (str,), (str,), (str,))

@@ -171,6 +171,12 @@ class ClassInfo:
     # The decorators, as spelled (``dataclass`` for ``@dataclass(frozen=True)``;
     # "" where not a name): what replaces or completes the class body.
     decorators: tuple[str, ...] = ()
+    # A dataclass's own fields (annotated names, ``ClassVar`` and ``InitVar``
+    # left out); None: not a dataclass. ``generated_init``: its ``__init__``
+    # is the one ``@dataclass`` writes (it sets the fields of every dataclass
+    # of the MRO, runs ``__post_init__``, and no parent's ``__init__``).
+    fields: tuple[str, ...] | None = None
+    generated_init: bool = False
 
     def suppresses(self, code: str, attribute: str) -> bool:
         noqa = self.noqa

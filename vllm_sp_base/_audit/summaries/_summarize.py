@@ -226,6 +226,7 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
     ) - {"__dict__", "__weakref__"}  # what they name is no attribute a read can miss
     header_line = node.lineno
     noqa, noqa_lines = class_noqa(module.lines, node) if module.noqa else (None, ())
+    fields, generated = _dataclass(node, methods)
     return ClassInfo(
         name=node.name,
         line=header_line,
@@ -240,7 +241,36 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
         held=held,
         metaclass=next((dotted(k.value) or "" for k in node.keywords if k.arg == "metaclass"), None),
         decorators=tuple(dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list),
+        fields=fields,
+        generated_init=generated,
     )
+
+
+def _dataclass(node: ast.ClassDef, methods: dict[str, Method]) -> tuple[tuple[str, ...] | None, bool]:
+    """A ``@dataclass`` class's own fields (None: not one), and whether the
+    decorator writes its ``__init__`` (not ``init=False``, none of its own);
+    where it does, ``methods`` gets that ``__init__``: it sets the class's own
+    fields here, and whoever knows the MRO adds its dataclass bases' fields
+    and the ``__post_init__`` call (``ClassModel``)."""
+    decorator = next((d for d in node.decorator_list
+                      if (dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"),
+                     None)
+    if decorator is None:
+        return None, False
+    fields = tuple(
+        stmt.target.id for stmt in node.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        and (dotted(stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation)
+             or "").rsplit(".", 1)[-1] not in ("ClassVar", "InitVar", "KW_ONLY")
+    )
+    writes = not (isinstance(decorator, ast.Call) and any(
+        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in decorator.keywords))
+    if not writes or "__init__" in methods:
+        return fields, False
+    init = Method("__init__", node.lineno)
+    init._events.extend(Set(name, node.lineno, False) for name in fields)
+    methods["__init__"] = init
+    return fields, True
 
 
 def _bind(
