@@ -12,13 +12,23 @@ Optimisers are driven by a training loop (``zero_grad(); step()``): torch's
 ``Optimizer.zero_grad`` reads ``self.defaults``, which only
 ``Optimizer.__init__`` sets, and wraps the class's ``step`` in a wrapper that
 reads the hook dictionaries ``Optimizer.__init__`` sets. A wrapper optimiser
-that skips it crashes on the first iteration."""
+that skips it crashes on the first iteration; one that serves both itself
+still crashes when it is checkpointed (``state_dict``).
+
+The releases (``-m releases``, each downloaded once), seven projects:
+transformers 4.36.2 / 4.37.0 (a pipeline), pytorch-optimizer 3.3.4 / 3.4.0
+(``OrthoGrad``, checkpointed), torch-optimizer 0.3.0 (``Lookahead``,
+checkpointed), torchcontrib 0.0.2 (``SWA``, its fix applied), gReLU 1.1.0
+(``ExplaiNNTrunk``, a submodule before ``Module.__init__``, its fix applied),
+adapters 1.3.0 (``TaskSpecificLinear``); and torch's own
+``_NamedOptimizer``, from the installed torch."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
+import tarfile
 import textwrap
 import zipfile
 from pathlib import Path
@@ -247,3 +257,61 @@ def test_torch_optimizer_lookahead_of_0_3_0_is_found_where_it_is_saved(tmp_path:
     lookahead = {(f.attribute, f.severity) for f in found if f.class_name.endswith(".Lookahead")}
     assert ("_optimizer_state_dict_pre_hooks", "warning") in lookahead
     assert ("_optimizer_load_state_dict_pre_hooks", "warning") in lookahead
+
+
+def _sdist_package(project: str, version: str, package: str, into: Path) -> Path:
+    """``package`` of ``project``'s ``version`` source archive (downloaded once into the releases cache)."""
+    wheels = cache_root().parent / "wheels"
+    archive = wheels / f"{project}-{version}.tar.gz"
+    if not archive.is_file():
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                        "--no-build-isolation", f"{project}=={version}", "-d", str(wheels)],
+                       check=True, capture_output=True)
+    prefix = f"{project}-{version}/{package}/"
+    with tarfile.open(archive) as sdist:
+        members = [m for m in sdist.getmembers() if m.name.startswith(prefix) and m.isfile()]
+        sdist.extractall(into, members, filter="data")
+    return into / f"{project}-{version}" / package
+
+
+def _patched(path: Path, old: str, new: str) -> None:
+    """``path`` with the upstream fix applied: ``old`` becomes ``new``, once."""
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+
+
+@pytest.mark.releases
+def test_grelu_explainn_trunk_of_1_1_0_is_found_and_its_fix_is_clean(tmp_path: Path) -> None:
+    # Genentech/gReLU#188: ExplaiNNTrunk assigns a ModuleList before any Module.__init__
+    # ("cannot assign module before Module.__init__() call"); fixed by a6977f5 (unreleased).
+    package = _wheel_package("grelu", "1.1.0", "grelu", tmp_path)
+    trunk = package / "model" / "trunks" / "explainn.py"
+    found = [(f.attribute, f.severity) for f in _audited(trunk.parent) if f.class_name.endswith(".ExplaiNNTrunk")]
+    assert ("_modules", "error") in found
+    _patched(trunk, "        self.channels = channels\n        self.blocks = nn.ModuleList()",
+             "        super().__init__()\n        self.channels = channels\n        self.blocks = nn.ModuleList()")
+    assert not [f for f in _audited(trunk.parent) if f.class_name.endswith(".ExplaiNNTrunk")]
+
+
+@pytest.mark.releases
+def test_torchcontrib_swa_of_0_0_2_is_found_and_its_fix_of_defaults_is_clean_of_it(tmp_path: Path) -> None:
+    # pytorch/contrib#20 (bdf4da5, never released): SWA wraps an optimizer without its
+    # defaults, which torch's zero_grad reads. The step hooks it also lacks are still read
+    # on today's torch (executed by this project's triage): those stay.
+    optim = _sdist_package("torchcontrib", "0.0.2", "torchcontrib", tmp_path) / "optim"
+    found = {(f.attribute, f.severity) for f in _audited(optim) if f.class_name.endswith(".SWA")}
+    assert {("defaults", "error"), ("_optimizer_step_pre_hooks", "error")} <= found
+    _patched(optim / "swa.py", "        self.param_groups = self.optimizer.param_groups\n",
+             "        self.param_groups = self.optimizer.param_groups\n        self.defaults = self.optimizer.defaults\n")
+    fixed = {(f.attribute, f.severity) for f in _audited(optim) if f.class_name.endswith(".SWA")}
+    assert ("defaults", "error") not in fixed and ("_optimizer_step_pre_hooks", "error") in fixed
+
+
+@pytest.mark.releases
+def test_adapters_task_specific_linear_of_1_3_0_is_found_while_built(tmp_path: Path) -> None:
+    # adapters 1.3.0: TaskSpecificLinear assigns an nn.Parameter and never runs
+    # Module.__init__ (this project's triage, round eighteen, executed: torch refuses it).
+    methods = _wheel_package("adapters", "1.3.0", "adapters", tmp_path) / "methods"
+    found = [(f.attribute, f.severity) for f in _audited(methods) if f.class_name.endswith(".TaskSpecificLinear")]
+    assert ("_parameters", "error") in found
