@@ -60,6 +60,8 @@ FEATURES: dict[str, str] = {
                         "or C.x = ... after the body",
     "dunder_call": "a class whose __call__ does not reach forward: module() never runs it",
     "property_setter": "a property with a setter: self.x = v (in any __init__) stores _x_v",
+    "plain_called": "plain classes (no torch, no framework) whose run() the tree calls on an instance "
+                    "it builds: use_C() builds C and calls run(); the oracle does the same",
 }
 
 CORE_INITS = ("super", "super_explicit", "skip", "none", "helper")
@@ -106,7 +108,7 @@ class Change:
 
 @dataclass(frozen=True)
 class Project:
-    root: str  # "plain": base0.Module; "torch": nn.Module
+    root: str  # "plain": base0.Module; "torch": nn.Module; "object": no framework at all
     classes: tuple[Cls, ...]
     change: Change | None = None
 
@@ -169,7 +171,7 @@ def projects(draw: st.DrawFn, features: frozenset[str] = frozenset(), change: st
     """A project drawing only on ``features`` (and ``core``); with ``change``
     ("edit", "shadow", "during") it also says what changes between runs."""
     on = features.__contains__
-    root = draw(st.sampled_from(("plain", "torch")))
+    root = "object" if on("plain_called") else draw(st.sampled_from(("plain", "torch")))
     # Few classes: in a larger project another class often makes the
     # pre-scan parse what a shortcut would have skipped, hiding the shortcut.
     outside = 1 if change == "shadow" or on("outside_external_names") else 0
@@ -352,7 +354,7 @@ def module_source(project: Project, home: str) -> str | None:
     mine = [i for i, c in enumerate(project.classes) if c.home == home]
     if not mine:
         return None
-    root = "Module" if project.root == "plain" else "nn.Module"
+    root = {"plain": "Module", "torch": "nn.Module", "object": "object"}[project.root]
     lines = ["import contextlib", "from base0 import RAN" + (", Module" if project.root == "plain" else "")]
     if project.root == "torch":
         lines.append("from torch import nn")
@@ -364,8 +366,16 @@ def module_source(project: Project, home: str) -> str | None:
     for i in mine:
         lines += _class_lines(project, i, root) + [""]
     # What Python builds; a quoted name also tells the audit the class is built.
+    if project.root == "object":  # the tree builds each class and calls what it reads through
+        lines += [line for i in mine if not project.classes[i].type_call and _runs(project, i)
+                  for line in (f"def use_{project.classes[i].name}():", f"    return {project.classes[i].name}().run()", "")]
     lines.append(f"NAMES = {tuple(project.classes[i].name for i in mine)!r}")
     return "\n".join(lines) + "\n"
+
+
+def _runs(project: Project, i: int) -> bool:
+    """Whether class ``i`` or a class above it defines the method that reads."""
+    return any(project.classes[j].reads for j in _ancestors(list(project.classes), (i,)))
 
 
 def _base_names(project: Project, i: int, root: str) -> tuple[list[str], list[str]]:
@@ -408,14 +418,15 @@ def _class_lines(project: Project, i: int, root: str) -> list[str]:
         body += ["def __call__(self):", "    return ()"]
     if cls.reads:
         reads = "(" + "".join(f"self.{_spelled(cls, a)}, " for a in cls.reads) + ")"
+        entry = "run" if root == "object" else "forward"
         if cls.guard:
-            body += ["def forward(self):", f"    return self._guarded_{i}()",
+            body += [f"def {entry}(self):", f"    return self._guarded_{i}()",
                      f"def _guarded_{i}(self):", *("    " + line for line in _guarded(cls, reads))]
         elif cls.prop:
             body += ["@property", f"def view_{i}(self):", f"    return {reads}",
-                     "def forward(self):", f"    return self.view_{i}"]
+                     f"def {entry}(self):", f"    return self.view_{i}"]
         else:
-            body += ["def forward(self):", f"    return {reads}"]
+            body += [f"def {entry}(self):", f"    return {reads}"]
     header = [f"class {cls.name}({', '.join(header_bases)}):"] + ["    " + line for line in body or ["pass"]]
     if cls.placement == "top":
         return binding + before + header + after

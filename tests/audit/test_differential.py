@@ -355,3 +355,14 @@ def test_property_setters_agree_with_python(
     project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
+
+
+@SETTINGS
+@given(project=projects(frozenset({"plain_called"})))
+# C1(C0) skips C0's __init__ (object.__init__(self)); the tree calls use_C1(): C1().run() reads a.
+@example(project=_P("object", (_C("C0", "m0", (), "super", (("a", "direct"),), ("a",)),
+                               _C("C1", "m1", (0,), "skip", (("b", "direct"),)))))
+def test_plain_classes_the_tree_calls_agree_with_python(
+    project: Project, oracle: PythonOracle, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _agree(project, _directory(tmp_path_factory), oracle, MODES | WITH_PYTHON)
