@@ -72,3 +72,38 @@ def test_an_unrelated_class_reading_its_own_attribute_of_that_name_reads_another
 def test_a_stored_class_some_code_may_read_is_checked(tmp_path: Path, build: str, other: str) -> None:
     findings, never = _audit(tmp_path, build, other)
     assert findings == ["MistralLarge3Model.first_k_dense_replace"] and never == []
+
+
+LIBRARY_LOOKAHEAD = textwrap.dedent("""
+    from torch.optim import Optimizer
+
+    class Lookahead(Optimizer):  # for users to build: the tree never does
+        def __init__(self, optimizer):
+            self.optimizer = optimizer  # skips Optimizer.__init__
+        def step(self, closure=None):
+            return self.optimizer.step(closure)
+""")
+
+OTHER_LOOKAHEAD = textwrap.dedent("""
+    class Lookahead:
+        def __init__(self, k):
+            self.k = k
+
+    class Slow(Lookahead):  # this module's Lookahead, not the optimizer
+        pass
+""")
+
+
+@pytest.mark.parametrize("parse_all", [False, True], ids=["default", "parse-all"])
+def test_another_class_of_the_name_as_a_base_does_not_make_it_only_a_base(tmp_path: Path, parse_all: bool) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "optim.py").write_text(LIBRARY_LOOKAHEAD)
+    (package / "other.py").write_text(OTHER_LOOKAHEAD)
+    result = audit([str(package)], cache=Cache(None, False), parse_all=parse_all)
+    assert {f.class_name for f in result.findings} == {"pkg.optim.Lookahead"} and not result.only_bases
+    # Where the other module derives from the optimizer itself, it is only a base.
+    (package / "other.py").write_text("from pkg.optim import Lookahead\n\nclass Slow(Lookahead):\n    pass\n")
+    result = audit([str(package)], cache=Cache(None, False), parse_all=parse_all)
+    assert "pkg.optim.Lookahead" in result.only_bases

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -165,7 +165,8 @@ class CandidateChecker:
                     checked.only_bases.append(str(ClassRef(name, key)))
                     continue  # a template: the package imports the file generated from it
                 if (findings and self._may_be_a_base(class_name)
-                        and only_a_base(class_name, self._spelling(class_name))):
+                        and only_a_base(class_name, self._spelling(class_name), self._names_it(
+                            project, class_name, ClassRef(name, key)))):
                     checked.only_bases.append(str(ClassRef(name, key)))
                     continue  # never built on its own: its subclasses, and who runs its __init__, are checked
                 if findings and self._stored_unread(project, class_name):
@@ -247,6 +248,16 @@ class CandidateChecker:
         paths = (self.binders.get(name, frozenset()) | self.binders.get(ref.module, frozenset())
                  | self.binders.get(ref.module.rsplit(".", 1)[-1], frozenset()))
         return [(path, texts[path]) for path in sorted(paths) if path in self.files and path in texts]
+
+    def _names_it(self, project: Project, name: str, ref: ClassRef) -> Callable[[str], bool]:
+        """Whether a file's bare ``name`` may be the class ``ref``: its module
+        binds the name to that class, or binds it to no class (``mod.Name``);
+        not where it binds another class of that name (two ``Lookahead``s)."""
+        def names_it(path: str) -> bool:
+            module = self.files.get(path)
+            found = project.resolve(module, name) if module is not None else None
+            return not isinstance(found, ClassRef) or found == ref
+        return names_it
 
     def _beside(self, path: str) -> list[tuple[str, bytes]]:
         """The other audited files of ``path``'s folder that spell its file

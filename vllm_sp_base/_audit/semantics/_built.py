@@ -28,11 +28,15 @@ from vllm_sp_base._audit.summaries._summaries import python_name
 MAX_FILES = 40
 
 
-def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
+def only_a_base(
+    name: str, texts: Iterable[tuple[str, bytes]], names_it: Callable[[str], bool] = lambda path: True,
+) -> bool:
     """Whether every mention of ``name`` in ``texts`` ((path, bytes) of each
     audited file) is a base in a class header, an ``__init__`` run on another
     class's instance (``Name.__init__(self, ...)``, a helper), an import, or
-    its own definition, and at least one is a base or such a call."""
+    its own definition, and at least one is a base or such a call in a file
+    where the name may be this class (``names_it(path)``: not another class
+    of that name)."""
     spelled = name.encode()
     word = re.compile(rb"(?<!\w)" + re.escape(spelled) + rb"(?!\w)")
     built = _build_spelled(name)
@@ -43,7 +47,7 @@ def only_a_base(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
                 return False
             files.append((path, data))
     found = _walked(_Uses, name, files)
-    return found is not None and any(uses.as_base or uses.init_run for _, uses in found)
+    return found is not None and any((uses.as_base or uses.init_run) and names_it(path) for path, uses in found)
 
 
 Places = set[tuple[int, int]]  # (line, column) of name nodes in one file
