@@ -40,9 +40,10 @@ static int builtin_taking_self(const unsigned char *s, Py_ssize_t start, Py_ssiz
  * `self.<name>`, runs a method on self by its class (`Base._setup(self)`),
  * hands `self` first to a function (`setup(self)`, which the summaries
  * follow into a module-level function), calls a `super()` method other than
- * `__init__` (`super()._setup()`), or names setattr, `__setattr__` or vars
- * (`object.__setattr__(self, "a", v)`, `vars(self).update(...)` name no
- * `self.`): each way the summaries see a set. */
+ * `__init__` (`super()._setup()`), or names setattr, `__setattr__`, vars or
+ * fastcore's store_attr (`object.__setattr__(self, "a", v)`,
+ * `vars(self).update(...)`, `store_attr()` name no `self.`): each way the
+ * summaries see a set. */
 static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
                         Py_ssize_t self_start, Py_ssize_t self_end) {
     Lexer L = {s, end, at, 0, 0};
@@ -61,7 +62,8 @@ static int touches_self(const unsigned char *s, Py_ssize_t at, Py_ssize_t end,
             Py_ssize_t next = lex_skip_space(s, stop, end);
             int dotted = next < end && s[next] == '.';
             if ((is_self && dotted) || lex_is_name(s, start, stop, "setattr") ||
-                lex_is_name(s, start, stop, "__setattr__") || lex_is_name(s, start, stop, "vars"))
+                lex_is_name(s, start, stop, "__setattr__") || lex_is_name(s, start, stop, "vars") ||
+                lex_is_name(s, start, stop, "store_attr"))
                 return 1;
             if (lex_is_name(s, start, stop, "self") && next + 1 < end && s[next] == '=' && s[next + 1] != '=')
                 return 1; /* `Base.method(x, self=self)` */

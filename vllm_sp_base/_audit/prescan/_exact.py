@@ -176,14 +176,17 @@ def _chains(init: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, written: l
     return False, False
 
 
-_SETTERS = frozenset({"setattr", "__setattr__", "vars", "super"})
+#: Names whose use may set an attribute with no ``self.`` spelled (fastcore's
+#: ``store_attr()`` sets the caller's arguments from its frame).
+_SETTERS = frozenset({"setattr", "__setattr__", "vars", "super", "store_attr"})
 
 
 def _may_set(init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the body may set an attribute, each way the summaries see a set:
     ``self.<name>``, a method run on self by its class (``B._setup(self)``,
     not the parent's ``__init__``), a ``super()`` method other than
-    ``__init__``, or a setter named (``setattr``, ``vars``, ``__setattr__``)."""
+    ``__init__``, or a setter named (``setattr``, ``vars``, ``__setattr__``,
+    fastcore's ``store_attr``)."""
     self_name = _self_name(init)
     if self_name is None:
         return True

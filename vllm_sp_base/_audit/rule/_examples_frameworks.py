@@ -76,6 +76,29 @@ VALID = (
             def load_state_dict(self, state_dict):
                 self.optimizer.load_state_dict(state_dict)
     """, name="torch-optimizer-wrapper-that-saves-its-inner-state"),
+    Example("""
+        class BaseEstimator:  # scikit-learn's: no __init__ of its own
+            pass
+        class Scaler(BaseEstimator):
+            def __init__(self, with_mean=True):
+                self.with_mean = with_mean  # sklearn's convention: skips nothing
+            def fit(self, X):
+                return self.with_mean
+    """, name="sklearn-estimator-that-sets-its-own-parameters"),
+    Example("""
+        from fastcore.basics import store_attr
+        class Lookahead:
+            def __init__(self, opt, k):
+                self.opt = opt
+                self.k = k
+            def run(self):
+                return self.opt, self.k
+        class Slow(Lookahead):
+            def __init__(self, opt, k=6):
+                store_attr()  # fastcore: sets every argument of the caller on self
+        def main(opt):
+            return Slow(opt).run()
+    """, name="fastcore-store-attr-sets-the-arguments"),
 )
 
 INVALID = (
@@ -111,6 +134,46 @@ INVALID = (
           ("GradSurgery", "defaults", "warning"), ("GradSurgery", "param_groups", "warning"),
           ("GradSurgery", "state", "warning")),
         name="torch-optimizer-checkpointed-without-its-state"),
+    Example("""
+        class BaseEstimator:
+            pass
+        class Pipeline(BaseEstimator):
+            def __init__(self, steps, memory=None):
+                self.steps = steps
+                self.memory = memory
+            def fit(self, X, y=None):
+                return self.memory, self.steps
+        class Rocket(Pipeline):  # tsai 1.0.1's MiniRocketClassifier: Pipeline.__init__ never runs
+            def __init__(self, steps):
+                self.steps = steps
+    """, (("Rocket", "memory", "error"),), name="sklearn-pipeline-fit-without-its-init"),
+    Example("""
+        from fastcore.basics import store_attr
+        class Lookahead:
+            def __init__(self, opt, k):
+                self.opt = opt
+                self.k = k
+            def run(self):
+                return self.opt, self.k
+        class Slow(Lookahead):
+            def __init__(self, opt, k=6):
+                store_attr("opt")  # only the named argument
+        def main(opt):
+            return Slow(opt).run()
+    """, (("Slow", "k", "warning"),), name="fastcore-store-attr-of-some-arguments"),
+    Example("""
+        from fastcore.basics import store_attr
+        class Lookahead:
+            def __init__(self, opt, k):
+                store_attr()  # sets opt and k: the pre-scan takes it for a set
+            def run(self):
+                return self.opt, self.k
+        class Slow(Lookahead):
+            def __init__(self, opt):
+                self.opt = opt
+        def main(opt):
+            return Slow(opt).run()
+    """, (("Slow", "k", "warning"),), name="fastcore-store-attr-in-the-skipped-init"),
     Example(_PIPELINE + """
         class SpeechPipeline(Pipeline):
             def __init__(self, model, tokenizer=None):

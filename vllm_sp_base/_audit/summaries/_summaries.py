@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.summaries._events import Call, Event, Import, Read, Set
-from vllm_sp_base._audit.summaries._signature import def_text, header_parameters
+from vllm_sp_base._audit.summaries._signature import def_text, header_arguments, header_parameters
 from vllm_sp_base._audit.summaries._visitor import (
     _REGISTERS,
     _REGISTRIES,
@@ -268,7 +268,12 @@ def summarize_body(method: Method, body: Body) -> None:
         def_text(body.source, method.line, body.start, body.first_line), body.self_name, statements)
     if signature is not None:
         method._events.append(signature)
-    visitor = MethodVisitor(method._events, method.name.partition(".")[0], body.self_name, body.class_name, line_offset)
+    def parameters() -> list[str] | None:
+        found = header_arguments(def_text(body.source, method.line, body.start, body.first_line))
+        return None if found is None else [a.arg for a in (*found.posonlyargs, *found.args, *found.kwonlyargs)]
+
+    visitor = MethodVisitor(method._events, method.name.partition(".")[0], body.self_name, body.class_name,
+                            line_offset, parameters)
     try:
         visitor.visit_block(statements)
     except RecursionError:

@@ -92,7 +92,12 @@ def _method(
         _kept_text(module, node), args[0], node.body)
     if signature is not None:
         method._events.append(signature)
-    visitor = MethodVisitor(method._events, method.name, args[0], class_name)
+    def parameter_names() -> list[str] | None:
+        # A cut module's skeleton keeps only a signature's first parameter: its text has them all.
+        found = header_arguments(_kept_text(module, node)) if module.cuts else node.args
+        return None if found is None else [a.arg for a in (*found.posonlyargs, *found.args, *found.kwonlyargs)]
+
+    visitor = MethodVisitor(method._events, method.name, args[0], class_name, parameters=parameter_names)
     visitor.visit_block(node.body)
     visitor.finish()
     return method

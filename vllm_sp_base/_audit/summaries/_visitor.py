@@ -100,9 +100,11 @@ class MethodVisitor(ast.NodeVisitor):
             self.tests.pop_passed(passed)
 
     def __init__(
-        self, events: list[Event], method_name: str, self_name: str, class_name: str, line_offset: int = 0
+        self, events: list[Event], method_name: str, self_name: str, class_name: str, line_offset: int = 0,
+        parameters: Callable[[], list[str] | None] | None = None,
     ) -> None:
         self.events = events  # the method's own list (``Method.events`` would parse a cut body)
+        self.parameters = parameters  # the method's parameter names, asked only where needed
         self.method_name = method_name
         self.self_name = self_name
         self.class_name = class_name
@@ -572,6 +574,11 @@ class MethodVisitor(ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             self._visit_method_call(func, node)
             return
+        if (isinstance(func, ast.Name) and func.id == "store_attr" and func.id not in self.local_functions
+                and not any(k.arg == "self" for k in node.keywords)):
+            self.generic_visit(node)
+            self._store_attr(node)
+            return
         if isinstance(func, ast.Name) and func.id in self.method_aliases and func.id not in self.local_functions:
             bound = self.method_aliases[func.id]  # ``init(self, config)`` runs ``Parent.__init__(self, config)``
             self._visit_method_call(bound, ast.copy_location(ast.Call(bound, node.args, node.keywords), node))
@@ -587,6 +594,29 @@ class MethodVisitor(ast.NodeVisitor):
                 "function", func.id, func.id, self._line(node), self.depth > 0 or self.catching > 0,
                 self.catching > 0, func.col_offset, condition, requires,
                 imported=self._imported(func.id)))
+
+    def _store_attr(self, node: ast.Call) -> None:
+        """fastcore's ``store_attr("a,b")`` sets the calling method's arguments
+        of those names on the instance, and with no names all of them (less
+        ``but``), and its own keywords too: it reads the caller's frame, which
+        only knowing the function tells."""
+        def names(value: ast.expr | None) -> list[str] | None:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return [name.strip() for name in value.value.split(",") if name.strip()]
+            return None
+
+        keywords = {k.arg: k.value for k in node.keywords}
+        named = node.args[0] if node.args else keywords.get("names")
+        stored = names(named) if named is not None else (self.parameters() if self.parameters else None)
+        but = keywords.get("but")
+        if stored is None or None in keywords or (but is not None and names(but) is None):
+            self.events.append(SetAny(self._line(node), self.depth > 0))
+            return
+        extra = [k for k in keywords if k is not None and k not in ("names", "but", "cast", "store_args")]
+        left_out = set(names(but) or ()) | {self.self_name}
+        for name in [*stored, *extra]:
+            if name not in left_out:
+                self._set(name, node)
 
     def _visit_method_call(self, func: ast.Attribute, node: ast.Call) -> None:
         owner, args = func.value, node.args
