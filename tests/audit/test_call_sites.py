@@ -101,9 +101,11 @@ def test_a_call_on_no_instance_of_the_audited_class_is_no_entry_point(
     ("r = Runner()\nr.step()\n", {"step": 2}),
     ("r = Runner()\nr . step()\n", {"step": 2}),  # spaces around the dot
     ("r = Runner()\n(r.\n step)()\n", {"step": 2}),  # the name on the next line
+    ("r = Runner()\n(r.  # the step\n step)()\n", {"step": 2}),  # a comment before it
+    ("r = Runner()\nr.\uff53tep()\n", {"step": 2}),  # a name Python folds by NFKC
     ("r = Runner()\nr.stop()\n", {}),  # a method the class does not have
     ("r = Runner()\nr.step_all()\n", {}),
-], ids=["plain", "spaced", "next-line", "another-name", "a-longer-name"])
+], ids=["plain", "spaced", "next-line", "commented", "nfkc", "another-name", "a-longer-name"])
 def test_only_the_methods_asked_for_are_looked_for_however_spelled(source: str, expected: dict[str, int]) -> None:
     found = called_on_instances("Runner", [("pkg/run.py", source.encode())], lambda path, spelled: True,
                                 frozenset({"step"}))

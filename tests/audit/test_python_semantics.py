@@ -100,6 +100,8 @@ def test_a_warning_example_raises_under_python_too() -> None:
 @pytest.mark.parametrize(("name", "raises"), [
     ("a-dataclass-written-init-runs-no-parents", "'Alpaca' object has no attribute 'prepare_data_per_node'"),
     ("a-dataclass-sets-its-bases-fields-and-runs-post-init", None),
+    ("dataclass-fields-with-no-class-attribute", "'Sub' object has no attribute 'items'"),
+    ("dataclass-written-init-knows-its-own-mro", "'C' object has no attribute 'prepare_data_per_node'"),
 ])
 def test_a_dataclass_runs_the_init_its_decorator_writes(name: str, raises: str | None) -> None:
     (example,) = [e for e in (*VALID, *INVALID) if e.name == name]

@@ -109,3 +109,21 @@ def test_a_metaclass_the_source_does_not_show_is_said_and_its_classes_not_checke
     assert result.findings == []
     said = {(u.class_name, u.base, u.reason) for u in result.unresolved}
     assert ("layers.Pool", "metaclass=PrePostInitMeta", "module fastcore.meta not found") in said
+
+
+@pytest.mark.parametrize("parse_all", [False, True], ids=["default", "parse-all"])
+def test_a_metaclass_is_said_only_where_it_hides_a_finding(tmp_path: Path, parse_all: bool) -> None:
+    # Nothing to skip under an unseen metaclass, or the builtin spelled out: nothing to say, in either mode.
+    (tmp_path / "plain.py").write_text(textwrap.dedent("""
+        from fastcore.meta import PrePostInitMeta
+
+        class Plain(metaclass=type):
+            def __init__(self):
+                self.x = 1
+
+        class Base(metaclass=PrePostInitMeta):
+            def __init__(self):
+                self.x = 1
+    """))
+    result = audit([str(tmp_path)], cache=Cache(None, False), parse_all=parse_all)
+    assert result.findings == [] and result.unresolved == []

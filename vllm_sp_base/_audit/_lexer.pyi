@@ -4,7 +4,7 @@ from collections.abc import Set as AbstractSet
 from typing import TypeAlias
 
 # (classes, aliases, imported, modules); a class:
-# (name, bases, written, has_init, init_chains, init_explicit, init_sets)
+# (name, bases, written, has_init, init_chains, init_explicit, init_sets, generated)
 _Scanned: TypeAlias = tuple[
     list[tuple[str, tuple[str, ...], tuple[str, ...], bool, bool, bool, bool, bool]],
     list[tuple[str, str]],

@@ -88,23 +88,17 @@ static int binds_init(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
     return 0;
 }
 
-/* Whether the decorator line [at, end) (past the `@`) is a dataclass's that
- * writes an `__init__`: a dotted name ending in `dataclass`, called or not,
- * with no `init=False` (a keyword spelled anywhere in it counts). */
+/* Whether the decorator line [at, end) (past the `@`) is a dataclass's,
+ * which may write an `__init__`: a dotted name ending in `dataclass`, called
+ * or not, parenthesized or not. `init=False` is left to the summaries: the
+ * pre-scan may take such a class for a candidate, never miss one. */
 static int writes_dataclass_init(const unsigned char *s, Py_ssize_t at, Py_ssize_t end) {
     Py_ssize_t last = 0, last_end = 0;
     int parts = 0;
-    Py_ssize_t after = lex_dotted_at(s, lex_skip_space(s, at, end), end, &last, &last_end, &parts);
-    if (!parts || !lex_is_name(s, last, last_end, "dataclass")) return 0;
-    for (Py_ssize_t i = after; i + 4 <= end; i++) {
-        if (s[i] != 'i' || !lex_is_name(s, i, i + 4, "init") || (i > at && lex_is_ident(s[i - 1]))) continue;
-        Py_ssize_t next = lex_skip_space(s, i + 4, end);
-        if (next + 1 < end && s[next] == '=' && s[next + 1] != '=') {
-            Py_ssize_t value = lex_skip_space(s, next + 1, end);
-            if (value + 5 <= end && lex_is_name(s, value, value + 5, "False")) return 0;
-        }
-    }
-    return 1;
+    Py_ssize_t p = lex_skip_space(s, at, end);
+    while (p < end && s[p] == '(') p = lex_skip_space(s, p + 1, end);
+    lex_dotted_at(s, p, end, &last, &last_end, &parts);
+    return parts && lex_is_name(s, last, last_end, "dataclass");
 }
 
 /* The class statement at `at` (past the keyword) up to `end`. */

@@ -100,15 +100,14 @@ def _class(node: ast.ClassDef) -> ClassScan:
 
 
 def _writes_dataclass_init(node: ast.ClassDef) -> bool:
-    """Whether a decorator is a dataclass's (a dotted name ending so) that
-    writes an ``__init__`` (no ``init=False``), as the compiled scan reads it."""
+    """Whether a decorator is a dataclass's (a dotted name ending so, called
+    or not), which may write an ``__init__``, as the compiled scan reads it:
+    ``init=False`` is left to the summaries (a candidate more, never one less)."""
     for decorator in node.decorator_list:
         func = decorator.func if isinstance(decorator, ast.Call) else decorator
         parts = _leading_dotted(func) if _is_dotted(func) else None
         if parts and parts[-1] == "dataclass":
-            return not (isinstance(decorator, ast.Call) and any(
-                k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
-                for k in decorator.keywords))
+            return True
     return False
 
 

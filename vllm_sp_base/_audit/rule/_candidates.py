@@ -158,6 +158,8 @@ class CandidateChecker:
                         unseen = []
                     checked.unresolved += unseen
                     findings = rule.check(ClassRef(name, key))
+                    checked.unresolved += rule.unseen_metaclasses
+                    rule.unseen_metaclasses.clear()
                 except BodyDoesNotParse as error:
                     sources.problem(error.path, error.reason)
                     continue

@@ -303,6 +303,22 @@ VALID = (
         class Top(Leaf):
             pass
     """, name="both-arms-of-one-test-run-the-parent-at-every-level"),
+    Example(SCALED + """
+        class PrePost(type):  # builds the instance its own way: __pre_init__ runs the parent's
+            def __call__(cls, *args, **kwargs):
+                res = cls.__new__(cls)
+                res.__pre_init__()
+                res.__init__(*args, **kwargs)
+                return res
+        class Counting(PrePost):
+            def __call__(cls, *args, **kwargs):
+                return super().__call__(*args, **kwargs)  # PrePost's, not type's
+        class Child(Parent, metaclass=Counting):
+            def __pre_init__(self):
+                Parent.__init__(self)
+            def __init__(self):
+                self.shift = 1
+    """, name="a-metaclass-call-that-hands-back-to-one-of-its-own"),
     Example(_DATA_HOOKS + """
         @dataclass
         class Alpaca(DataHooks):
@@ -606,6 +622,57 @@ INVALID = (
         class Grandchild(Child):  # its metaclass is Child's
             pass
     """, (("Grandchild", "scale", "error"),), name="a-metaclass-call-that-hands-back-what-type-builds"),
+    Example(SCALED + """
+        class Singleton(type):
+            _instances = {}
+            def __call__(cls, *args, **kwargs):
+                if cls not in cls._instances:  # stored, then handed back: type.__call__ built it
+                    cls._instances[cls] = super().__call__(*args, **kwargs)
+                return cls._instances[cls]
+        class Child(Parent, metaclass=Singleton):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="a-singleton-metaclass"),
+    Example(SCALED + """
+        class Child(Parent, metaclass=type):  # the builtin: type.__call__
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, (("Child", "scale", "error"),), name="metaclass-type-spelled-out"),
+    Example(_DATA_HOOKS + """
+        from dataclasses import field
+        @dataclass
+        class Items:
+            items: list = field(default_factory=list)  # no class attribute: the decorator deletes it
+            def total(self):
+                return len(self.items)
+        class Sub(Items):
+            def __init__(self):
+                self.extra = 1
+        def main():
+            return Sub().total()
+    """, (("Sub", "items", "warning"),),
+        name="dataclass-fields-with-no-class-attribute"),
+    Example(_DATA_HOOKS + """
+        @dataclass
+        class A(DataHooks):  # decorated with no __post_init__ in its MRO: none is called
+            a: int = 1
+        class C(A):
+            def __post_init__(self):
+                DataHooks.__init__(self)
+        @dataclass
+        class First:
+            a: int = 1
+        @dataclass
+        class Second:
+            b: int  # no default: no class attribute
+            def run(self):
+                return self.b
+        class Both(First, Second):  # First's written __init__ sets First's fields only
+            pass
+        def main():
+            return C().prepare(), Both().run()
+    """, (("Both", "b", "warning"), ("C", "prepare_data_per_node", "warning")),
+        name="dataclass-written-init-knows-its-own-mro"),
     Example(SCALED + """
         import sys
         class Middle(Parent):

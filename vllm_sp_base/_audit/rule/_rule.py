@@ -14,7 +14,7 @@ from vllm_sp_base._audit._options import (
     DEFAULT_WRAPPERS,
 )
 from vllm_sp_base._audit.frameworks import Refusal, Wrapper
-from vllm_sp_base._audit.report._finding import Finding, Frame, display_path
+from vllm_sp_base._audit.report._finding import Finding, Frame, Unresolved, display_path
 from vllm_sp_base._audit.rule import _examples, _examples_frameworks, _examples_python
 from vllm_sp_base._audit.semantics._call_sites import entries_called
 from vllm_sp_base._audit.semantics._chains import SkipAnswers
@@ -28,7 +28,7 @@ from vllm_sp_base._audit.semantics._construction import (
     would_set,
 )
 from vllm_sp_base._audit.semantics._dispatch import reach, unreached
-from vllm_sp_base._audit.semantics._metaclass import built_by_a_metaclass
+from vllm_sp_base._audit.semantics._metaclass import OWN_CALL, UNSEEN, built_by_a_metaclass
 from vllm_sp_base._audit.semantics._outside import filled_from_outside
 from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, Project
 from vllm_sp_base._audit.semantics._refused import refused_settings
@@ -43,7 +43,7 @@ from vllm_sp_base._audit.semantics._runtime import (
     set_by_the_engine,
     wrapper_reads,
 )
-from vllm_sp_base._audit.semantics._unresolved import unseen_getattr
+from vllm_sp_base._audit.semantics._unresolved import unseen_getattr, unseen_metaclass
 from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import Known, defaulted, requirements
 from vllm_sp_base._audit.summaries._summaries import bound_methods, python_name
@@ -109,6 +109,8 @@ class SkippedInitRead:
         # (path, bytes) of the audited files that may build a class by a name; None: those that spell it.
         self.builders = builders
         self._may_skip = SkipAnswers(project)
+        # Unresolved metaclasses met by ``check``, said by whoever reports unresolved bases.
+        self.unseen_metaclasses: list[Unresolved] = []
 
     def check(self, ref: ClassRef) -> list[Finding]:
         if not self._may_skip(ref):
@@ -119,10 +121,11 @@ class SkippedInitRead:
             return []
         if model.marked("__new__", "returns_other"):
             return []  # C(...) builds other classes: they are checked
-        if built_by_a_metaclass(self.project, model.mro):
+        built_by = built_by_a_metaclass(self.project, model.mro)
+        if built_by == OWN_CALL:
             return []  # what C(...) runs is the metaclass's __call__, not the __init__ chain alone
         if model.marked("__getattr__", "raises_attribute_error") is False or model.marked(
-                "__getattribute__", "answers_missing"):
+                "__getattr__", "delegates") or model.marked("__getattribute__", "answers_missing"):
             # A ``__getattr__`` that may answer (a delegate's ``getattr(self.worker,
             # name)``), or a ``__getattribute__`` that catches a failed lookup, serves
             # what the skipped ``__init__`` left unset: no read is sure to fail.
@@ -133,6 +136,10 @@ class SkippedInitRead:
         findings = self._skipped(model, ref, built)
         if built.skipped_unless and not built.raises:
             findings += self._skipped_under_a_test(model, ref, built, {f.attribute for f in findings})
+        if findings and built_by == UNSEEN:
+            # Said where it matters, in either mode: what would be reported is unknown.
+            self.unseen_metaclasses.append(unseen_metaclass(self.project, ref, self._path(ref)))
+            return []
         return findings
 
     def _skipped(self, model: ClassModel, ref: ClassRef, built: Construction) -> list[Finding]:

@@ -86,9 +86,12 @@ def called_on_instances(
     built = f"{name}(".encode()  # what any build spells (``Name(``, ``mod.Name(``)
     files = [(path, data) for path, data in texts if built in data]
     if methods is not None:
-        # ``p.m``, also spelled ``p . m`` or across a backslash-continued line.
-        called = re.compile(rb"\.[ \t\\\r\n]*(?:" + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")(?!\w)")
-        files = [(path, data) for path, data in files if called.search(data)]
+        # ``p.m``, also spelled ``p . m``, across a backslash-continued line or
+        # a comment inside brackets; a file past ASCII may spell a name Python
+        # folds by NFKC (``r.ｒun()``): it is parsed.
+        called = re.compile(rb"\.(?:[ \t\\\r\n]|#[^\n]*)*(?:"
+                            + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")(?!\w)")
+        files = [(path, data) for path, data in files if called.search(data) or not data.isascii()]
     found: dict[str, tuple[str, int]] = {}
     if len(files) > MAX_FILES:
         return found

@@ -98,20 +98,23 @@ class ClassModel:
         return None
 
     def _generated_init(self, index: int, own: Method) -> Method:
-        """The ``__init__`` ``@dataclass`` wrote for ``mro[index]``, as it
-        runs on this instance: it sets the fields of every dataclass from
-        there on in the MRO (``own`` sets the class's own), then runs
-        ``self.__post_init__()`` where the MRO has one; no parent's
+        """The ``__init__`` ``@dataclass`` wrote for ``mro[index]``: it sets
+        the fields of every dataclass of that class's own MRO (``own`` sets
+        the class's own; a sibling of another base is none of them), then,
+        where that MRO had a ``__post_init__`` when the class was decorated,
+        runs ``self.__post_init__()`` (the instance's); no parent's
         ``__init__`` runs."""
         found = self._generated.get(index)
         if found is None:
             found = self._generated[index] = Method("__init__", own.line)
             found._events.extend(own.events)
+            entry = self.mro[index]
+            decorated = self.project.mro(entry) if isinstance(entry, ClassRef) else []
+            infos = [self.project.class_info(e) if isinstance(e, ClassRef) else None for e in decorated[1:]]
             found._events.extend(
-                Set(name, own.line, False) for info in self.infos[index + 1:]
+                Set(name, own.line, False) for info in infos
                 if info is not None and info.fields is not None for name in info.fields)
-            post = self.lookup("__post_init__", 0)
-            if post is not None and post[1] is not None:
+            if any(info is not None and "__post_init__" in info.methods for info in (self.infos[index], *infos)):
                 found._events.append(Call("self", None, "__post_init__", own.line, False))
         return found
 

@@ -60,14 +60,18 @@ def unresolved_bases(project: Project, ref: ClassRef, path: str) -> list[Unresol
             found.append(Unresolved(path, info.line, str(ref), "torch", TORCH_NOT_FOUND))
             continue
         found.append(Unresolved(path, info.line, str(ref), base.text, project.why_unresolved(ref.module, base.text, info.local_imports)))
-    metaclass = metaclass_of(project, project.mro(ref))
-    if metaclass is not None and metaclass[1] and not isinstance(
-            project.resolve(metaclass[0].module, metaclass[1]), ClassRef):
-        # What its __call__ runs in place of the __init__ chain is unknown.
-        owner, spelled = metaclass
-        found.append(Unresolved(path, info.line, str(ref), f"metaclass={spelled}",
-                                project.why_unresolved(owner.module, spelled)))
     return found
+
+
+def unseen_metaclass(project: Project, ref: ClassRef, path: str) -> Unresolved:
+    """The metaclass the source does not show that builds ``ref``'s
+    instances (``UNSEEN``), said as an unresolved base: what its ``__call__``
+    runs in place of the ``__init__`` chain is unknown."""
+    info = project.class_info(ref)
+    found = metaclass_of(project, project.mro(ref))
+    owner, spelled = found if found is not None else (ref, "")
+    reason = project.why_unresolved(owner.module, spelled) if spelled else "not a name (an expression)"
+    return Unresolved(path, info.line if info is not None else 0, str(ref), f"metaclass={spelled or '...'}", reason)
 
 
 def unseen_getattr(project: Project, mro: list[MroEntry]) -> bool:
@@ -81,15 +85,18 @@ def unseen_getattr(project: Project, mro: list[MroEntry]) -> bool:
         (info := project.class_info(entry)) is not None and "__getattr__" in info.methods)), None)
     if index is None or not isinstance(opaque := mro[index], Opaque):
         return False
-    if opaque.text == EXPRESSION:
-        return True
-    if _builtin(opaque.text) or opaque.text.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES:
-        return False
+    if (opaque.text == EXPRESSION or _builtin(opaque.text)
+            or opaque.text.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES):
+        return False  # an expression's class is as likely to answer as any base: said as unresolved
     for entry in mro:
         if isinstance(entry, ClassRef) and opaque in project.bases(entry):
             info = project.class_info(entry)
             origin = project.origin(entry.module, opaque.text, info.local_imports if info else None)
-            return origin is None or project.module_file(origin.split(".", 1)[0]) is None
+            if origin is None:
+                return True
+            top = origin.split(".", 1)[0]
+            # An absent torch's classes are taken to set nothing a subclass reads (TORCH_NOT_FOUND).
+            return top != "torch" and project.module_file(top) is None
     return True
 
 

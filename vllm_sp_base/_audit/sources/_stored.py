@@ -131,13 +131,13 @@ def _class(info: ClassInfo) -> tuple[Any, ...]:
         info.name, info.line, info.col, info.bases, sorted(info.class_attrs),
         [_method(m) for m in info.methods.values()], info.noqa, info.constants, info.noqa_lines,
         sorted(info.slots), info.local_names, _imports(info.local_imports), info.held, info.metaclass,
-        list(info.decorators), None if info.fields is None else list(info.fields), info.generated_init,
+        None if info.fields is None else list(info.fields), info.generated_init,
     )
 
 
 def _class_from(plain: Any) -> ClassInfo:
     (name, line, col, bases, class_attrs, methods, noqa, constants, noqa_lines, slots, local_names, local_imports,
-     held, metaclass, decorators, fields, generated_init) = plain
+     held, metaclass, fields, generated_init) = plain
     return ClassInfo(
         name=_str(name),
         line=_int(line),
@@ -153,7 +153,6 @@ def _class_from(plain: Any) -> ClassInfo:
         local_imports=_imports_from(local_imports),
         held=_names(held),
         metaclass=None if metaclass is None else _str(metaclass),
-        decorators=tuple(_str(d) for d in _each(decorators, list)),
         fields=None if fields is None else tuple(_str(f) for f in _each(fields, list)),
         generated_init=_bool(generated_init),
     )

@@ -168,9 +168,6 @@ class ClassInfo:
     # ``metaclass=`` in the header, as spelled (a dotted name; "" where not
     # one): its ``__call__``, where it has its own, builds the instances.
     metaclass: str | None = None
-    # The decorators, as spelled (``dataclass`` for ``@dataclass(frozen=True)``;
-    # "" where not a name): what replaces or completes the class body.
-    decorators: tuple[str, ...] = ()
     # A dataclass's own fields (annotated names, ``ClassVar`` and ``InitVar``
     # left out); None: not a dataclass. ``generated_init``: its ``__init__``
     # is the one ``@dataclass`` writes (it sets the fields of every dataclass

@@ -231,7 +231,8 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
     ) - {"__dict__", "__weakref__"}  # what they name is no attribute a read can miss
     header_line = node.lineno
     noqa, noqa_lines = class_noqa(module.lines, node) if module.noqa else (None, ())
-    fields, generated = _dataclass(node, methods)
+    fields, generated, no_default = _dataclass(node, methods)
+    attrs -= no_default  # ``x: list = field(default_factory=list)``: the decorator deletes the class attribute
     return ClassInfo(
         name=node.name,
         line=header_line,
@@ -245,37 +246,53 @@ def _class(node: ast.ClassDef, module: _Module) -> ClassInfo:
         slots=slots,
         held=held,
         metaclass=next((dotted(k.value) or "" for k in node.keywords if k.arg == "metaclass"), None),
-        decorators=tuple(dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list),
         fields=fields,
         generated_init=generated,
     )
 
 
-def _dataclass(node: ast.ClassDef, methods: dict[str, Method]) -> tuple[tuple[str, ...] | None, bool]:
-    """A ``@dataclass`` class's own fields (None: not one), and whether the
-    decorator writes its ``__init__`` (not ``init=False``, none of its own);
-    where it does, ``methods`` gets that ``__init__``: it sets the class's own
-    fields here, and whoever knows the MRO adds its dataclass bases' fields
-    and the ``__post_init__`` call (``ClassModel``)."""
+def _dataclass(
+    node: ast.ClassDef, methods: dict[str, Method],
+) -> tuple[tuple[str, ...] | None, bool, set[str]]:
+    """A ``@dataclass`` class's own fields (None: not one), whether the
+    decorator writes its ``__init__`` (not ``init=False``, none of its own),
+    and the fields it leaves no class attribute (``field(...)`` without
+    ``default=``). Where it writes one, ``methods`` gets that ``__init__``: it
+    sets the class's own fields here (not a ``field(init=False)`` without a
+    ``default_factory``), and whoever knows the MRO adds its dataclass bases'
+    fields and the ``__post_init__`` call (``ClassModel``)."""
     decorator = next((d for d in node.decorator_list
                       if (dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"),
                      None)
     if decorator is None:
-        return None, False
-    fields = tuple(
-        stmt.target.id for stmt in node.body
+        return None, False, set()
+    declared = [
+        stmt for stmt in node.body
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
         and (dotted(stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation)
              or "").rsplit(".", 1)[-1] not in ("ClassVar", "InitVar", "KW_ONLY")
-    )
+    ]
+    fields = tuple(stmt.target.id for stmt in declared)  # type: ignore[union-attr]
+    options = {stmt.target.id: _field_options(stmt.value) for stmt in declared}  # type: ignore[union-attr]
+    no_default = {name for name, found in options.items() if found is not None and "default" not in found}
     writes = not (isinstance(decorator, ast.Call) and any(
         k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in decorator.keywords))
     if not writes or "__init__" in methods:
-        return fields, False
+        return fields, False, no_default
     init = Method("__init__", node.lineno)
-    init._events.extend(Set(name, node.lineno, False) for name in fields)
+    init._events.extend(
+        Set(name, node.lineno, False) for name in fields
+        if not ((found := options[name]) is not None and found.get("init") is False and "default_factory" not in found))
     methods["__init__"] = init
-    return fields, True
+    return fields, True, no_default
+
+
+def _field_options(value: ast.expr | None) -> dict[str, object] | None:
+    """The keywords of a ``field(...)`` call (a constant's value, else True);
+    None where the value is no such call."""
+    if not (isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field"):
+        return None
+    return {k.arg: k.value.value if isinstance(k.value, ast.Constant) else True for k in value.keywords if k.arg}
 
 
 def _bind(

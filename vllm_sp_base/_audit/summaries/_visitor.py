@@ -540,6 +540,13 @@ class MethodVisitor(ast.NodeVisitor):
             and not (value.args and self._is_self(value.args[0]))
         ):
             self.events.append(Marker("returns_other", self._line(node)))
+        if (
+            self.method_name == "__getattr__"
+            and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr"
+            and len(value.args) >= 2 and isinstance(value.args[1], ast.Name) and not self._is_self(value.args[0])
+        ):
+            # ``return getattr(self.opt, name)``: hands what the instance lacks to another object.
+            self.events.append(Marker("delegates", self._line(node)))
         self.generic_visit(node)
         self.left_early |= self.depth > 0 or self.catching > 0
 
