@@ -110,3 +110,12 @@ def test_only_the_methods_asked_for_are_looked_for_however_spelled(source: str, 
     found = called_on_instances("Runner", [("pkg/run.py", source.encode())], lambda path, spelled: True,
                                 frozenset({"step"}))
     assert {method: line for method, (_, line) in found.items()} == expected
+
+
+def test_a_long_comment_after_a_dot_is_read_once() -> None:
+    # A rule of ``#`` after a dot (torch's own sources have such lines): each
+    # way of splitting it into comments was tried once, exponentially many.
+    source = "r = Runner()\nx = r." + "#" * 40 + "\nr.stop()\n"
+    found = called_on_instances("Runner", [("pkg/run.py", source.encode())], lambda path, spelled: True,
+                                frozenset({"step"}))
+    assert found == {}

@@ -89,7 +89,8 @@ def called_on_instances(
         # ``p.m``, also spelled ``p . m``, across a backslash-continued line or
         # a comment inside brackets; a file past ASCII may spell a name Python
         # folds by NFKC (``r.ｒun()``): it is parsed.
-        called = re.compile(rb"\.(?:[ \t\\\r\n]|#[^\n]*)*(?:"
+        # Possessive: a run of ``#`` is one comment, never split every way (backtracking).
+        called = re.compile(rb"\.(?:[ \t\\\r\n]|#[^\n]*+)*+(?:"
                             + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")(?!\w)")
         files = [(path, data) for path, data in files if called.search(data) or not data.isascii()]
     found: dict[str, tuple[str, int]] = {}
