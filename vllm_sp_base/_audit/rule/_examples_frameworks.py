@@ -29,6 +29,23 @@ _PIPELINE = """
                     self.image_processor.save_pretrained(save_directory)
 """
 
+#: A class whose ``__init__`` sets what ``run`` reads, and a subclass that
+#: skips it and calls fastcore's ``store_attr`` (``CALL``) in its place.
+_STORE_ATTR = """
+        from fastcore.basics import store_attr
+        class Lookahead:
+            def __init__(self, opt, k):
+                self.opt = opt
+                self.k = k
+            def run(self):
+                return self.opt, self.k
+        class Slow(Lookahead):
+            def __init__(self, opt, k=6):
+                CALL
+        def main(opt):
+            return Slow(opt).run()
+"""
+
 VALID = (
     Example(_SCALED + """
         class Child(Parent):
@@ -85,20 +102,8 @@ VALID = (
             def fit(self, X):
                 return self.with_mean
     """, name="sklearn-estimator-that-sets-its-own-parameters"),
-    Example("""
-        from fastcore.basics import store_attr
-        class Lookahead:
-            def __init__(self, opt, k):
-                self.opt = opt
-                self.k = k
-            def run(self):
-                return self.opt, self.k
-        class Slow(Lookahead):
-            def __init__(self, opt, k=6):
-                store_attr()  # fastcore: sets every argument of the caller on self
-        def main(opt):
-            return Slow(opt).run()
-    """, name="fastcore-store-attr-sets-the-arguments"),
+    Example(_STORE_ATTR.replace("CALL", "store_attr()  # fastcore: sets every argument of the caller on self"),
+            name="fastcore-store-attr-sets-the-arguments"),
 )
 
 INVALID = (
@@ -147,20 +152,8 @@ INVALID = (
             def __init__(self, steps):
                 self.steps = steps
     """, (("Rocket", "memory", "error"),), name="sklearn-pipeline-fit-without-its-init"),
-    Example("""
-        from fastcore.basics import store_attr
-        class Lookahead:
-            def __init__(self, opt, k):
-                self.opt = opt
-                self.k = k
-            def run(self):
-                return self.opt, self.k
-        class Slow(Lookahead):
-            def __init__(self, opt, k=6):
-                store_attr("opt")  # only the named argument
-        def main(opt):
-            return Slow(opt).run()
-    """, (("Slow", "k", "warning"),), name="fastcore-store-attr-of-some-arguments"),
+    Example(_STORE_ATTR.replace("CALL", 'store_attr("opt")  # only the named argument'),
+            (("Slow", "k", "warning"),), name="fastcore-store-attr-of-some-arguments"),
     Example("""
         from fastcore.basics import store_attr
         class Lookahead:
