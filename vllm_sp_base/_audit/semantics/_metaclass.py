@@ -13,10 +13,9 @@ super().__call__(...)``, returned later), never touching it: then the next
 from __future__ import annotations
 
 import ast
-import builtins
 
 from vllm_sp_base._audit.semantics._parsed import method_node
-from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, Project
+from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, Project, is_builtin
 
 #: How ``C(...)`` builds an instance, where not as ``type.__call__`` does.
 OWN_CALL = "its metaclass's __call__"
@@ -44,14 +43,14 @@ def built_by_a_metaclass(project: Project, mro: list[MroEntry]) -> str | None:
     if found is None:
         return None
     owner, spelled = found
-    if spelled and _builtin(spelled):
+    if spelled and is_builtin(spelled):
         return None  # ``metaclass=type``
     meta = project.resolve(owner.module, spelled) if spelled else None
     if not isinstance(meta, ClassRef):
         return UNSEEN
     for entry in project.mro(meta):
         if isinstance(entry, Opaque):
-            if not _builtin(entry.text):
+            if not is_builtin(entry.text):
                 return UNSEEN
             continue
         info = project.class_info(entry)
@@ -111,7 +110,3 @@ def _next_in_line(node: ast.expr) -> str | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
         return "super"
     return None
-
-
-def _builtin(name: str) -> bool:
-    return name.removeprefix("builtins.") in vars(builtins)

@@ -7,6 +7,7 @@ installed one of the same name. Nothing is imported or executed.
 
 from __future__ import annotations
 
+import builtins
 import heapq
 import os
 import re
@@ -36,6 +37,11 @@ class Opaque:
     """A base the source does not let us resolve (C extension, expression, builtin)."""
 
     text: str
+
+
+def is_builtin(name: str) -> bool:
+    """Whether the base or metaclass name ``name`` (``type``, ``builtins.dict``) is a builtin's."""
+    return name.removeprefix("builtins.") in vars(builtins)
 
 
 Target = ClassRef | ModuleRef

@@ -6,13 +6,19 @@ checked is named, not passed silently."""
 
 from __future__ import annotations
 
-import builtins
 import sys
 
 from vllm_sp_base._audit.prescan._prescan import HARMLESS_EXTERNAL_BASES
 from vllm_sp_base._audit.report._finding import Unresolved
 from vllm_sp_base._audit.semantics._metaclass import metaclass_of
-from vllm_sp_base._audit.semantics._project import EXPRESSION, ClassRef, MroEntry, Opaque, Project
+from vllm_sp_base._audit.semantics._project import (
+    EXPRESSION,
+    ClassRef,
+    MroEntry,
+    Opaque,
+    Project,
+    is_builtin,
+)
 from vllm_sp_base._audit.summaries._events import Call
 from vllm_sp_base._audit.summaries._summaries import ClassInfo
 
@@ -48,7 +54,7 @@ def unresolved_bases(project: Project, ref: ClassRef, path: str) -> list[Unresol
         return []
     found = []
     for base in project.bases(ref):
-        if not isinstance(base, Opaque) or base.text == EXPRESSION or _builtin(base.text):
+        if not isinstance(base, Opaque) or base.text == EXPRESSION or is_builtin(base.text):
             continue
         if base.text.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES:
             continue
@@ -85,7 +91,7 @@ def unseen_getattr(project: Project, mro: list[MroEntry]) -> bool:
         (info := project.class_info(entry)) is not None and "__getattr__" in info.methods)), None)
     if index is None or not isinstance(opaque := mro[index], Opaque):
         return False
-    if (opaque.text == EXPRESSION or _builtin(opaque.text)
+    if (opaque.text == EXPRESSION or is_builtin(opaque.text)
             or opaque.text.rsplit(".", 1)[-1] in HARMLESS_EXTERNAL_BASES):
         return False  # an expression's class is as likely to answer as any base: said as unresolved
     for entry in mro:
@@ -99,6 +105,3 @@ def unseen_getattr(project: Project, mro: list[MroEntry]) -> bool:
             return top != "torch" and project.module_file(top) is None
     return True
 
-
-def _builtin(name: str) -> bool:
-    return name.removeprefix("builtins.") in vars(builtins)
