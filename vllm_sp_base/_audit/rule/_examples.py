@@ -1568,6 +1568,36 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # it takes videos: the read fails on the first one
     """), (("VideoModel", "video_pruning_rate", "warning"),), name="modality-the-model-takes"),
+    Example(_MULTIMODAL + textwrap.dedent("""
+        class ImageModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.vision_tower = nn.Identity()
+            def embed_multimodal(self, **inputs):
+                for modality in inputs:
+                    if modality == "image":
+                        return self.vision_tower(inputs[modality])
+                return None
+        @MULTIMODAL_REGISTRY.register_processor(None, info=ImageOnlyInfo, dummy_inputs=None)
+        class PatchedImageModel(ImageModel):
+            def __init__(self):
+                nn.Module.__init__(self)  # its only modality: the profiling run at every start reads it
+    """), (("PatchedImageModel", "vision_tower", "error"),), name="modality-the-model-only-takes"),
+    Example(_MULTIMODAL + textwrap.dedent("""
+        class ImageModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.vision_tower = nn.Identity()
+            def embed_multimodal(self, **inputs):
+                for modality in inputs:
+                    if modality == "image":
+                        return self.vision_tower(inputs[modality])
+                return None
+        @MULTIMODAL_REGISTRY.register_processor(None, info=VLInfo, dummy_inputs=None)
+        class PatchedVLModel(ImageModel):
+            def __init__(self):
+                nn.Module.__init__(self)  # images and videos: the profiling run may take videos
+    """), (("PatchedVLModel", "vision_tower", "warning"),), name="modality-one-of-those-the-model-takes"),
     Example("""
         from torch import nn
         class VisionModel(nn.Module):

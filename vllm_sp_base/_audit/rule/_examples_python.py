@@ -577,8 +577,59 @@ INVALID = (
         class Child(Parent):
             def __init__(self):
                 nn.Module.__init__(self)
-                self.use_fast = True  # the test holds: the read runs
-    """, (("Child", "rate", "warning"),), name="getattr-default-overridden-by-the-class"),
+                self.use_fast = True  # the test holds on every build: the read runs on every forward
+    """, (("Child", "rate", "error"),), name="getattr-default-overridden-by-the-class"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.use_proj = cfg.use_proj
+                self.gated = cfg.gated
+                self.proj = nn.Identity()
+            def forward(self, x):
+                if self.use_proj and not self.gated:
+                    x = self.proj(x)
+                return x
+        class Child(Parent):
+            def __init__(self, cfg):
+                nn.Module.__init__(self)
+                self.use_proj = True  # both tests hold on every build: every forward reads proj
+                self.gated = False
+    """, (("Child", "proj", "error"),), name="tests-the-class-constants-pass"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.use_proj = cfg.use_proj
+                self.proj = nn.Identity()
+            def forward(self, x, extra=None):
+                if self.use_proj or extra is not None:
+                    x = self.proj(x)
+                return x
+        class Child(Parent):
+            def __init__(self, cfg):
+                nn.Module.__init__(self)
+                self.use_proj = False  # the other arm of the ``or`` may still pass
+    """, (("Child", "proj", "warning"),), name="or-test-the-class-constant-does-not-decide"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.use_proj = cfg.use_proj
+                self.proj = nn.Identity()
+            def forward(self, xs):
+                for x in xs:
+                    if self.use_proj:
+                        x = self.proj(x)
+                return xs
+        class Child(Parent):
+            def __init__(self, cfg):
+                nn.Module.__init__(self)
+                self.use_proj = True  # the test holds, yet the loop may run no time
+    """, (("Child", "proj", "warning"),), name="test-the-class-constant-passes-in-a-loop"),
     Example("""
         from torch import nn
         def _init_scale(module):

@@ -405,7 +405,7 @@ class SkippedInitRead:
             return f"called at {path}:{line}"
         if entry in self.feature_entry_points and entry not in self.entry_points:
             return feature(entry).label
-        if not (read.condition and read.conditional):
+        if not (read.condition and (read.conditional or read.passes)):
             return None
         # The first test on the way, the gates of the calls in between, and the
         # one nearest the read (``self.a if self.flag else None`` in a method a
@@ -413,6 +413,8 @@ class SkippedInitRead:
         tests = [read.condition, *read.between, *([read.guard] if read.guard else [])]
         if len(tests) > _TESTS_SAID:
             tests = [tests[0], "...", *tests[-(_TESTS_SAID - 2):]]
+        if read.passes:
+            return "under " + ", then ".join(tests) + ", which it always passes"
         return "when " + ", then ".join(tests)
 
     def _path(self, entry: MroEntry) -> str:

@@ -244,6 +244,9 @@ class Executed:
     # The innermost test of each call on the way that has one, outermost first,
     # and the event's own: every gate a reader must pass to get here.
     tests: tuple[str, ...] = ()
+    # Where it is ``conditional``: requirements under which it surely runs
+    # (every test on the way says all it needs); None: none are known.
+    sure_when: tuple[str, ...] | None = None
 
     @property
     def condition(self) -> str | None:
@@ -274,11 +277,12 @@ def walk(
     # call into it ran on no condition of the caller's and no handler catches it).
     partly_run: set[tuple[int, str, frozenset[str]]] = set()
     # Each frame's own: the parameters its call left at None (``@name == None``).
-    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, tuple[str, ...], str, bool, Known]] = [
-        (index, method, iter(method.events), (), conditional, False, (), "", False, {})
+    stack: list[tuple[int, Method, Iterator[Event], tuple[Step, ...], bool, bool, tuple[str, ...], str, bool, Known,
+                      tuple[str, ...] | None]] = [
+        (index, method, iter(method.events), (), conditional, False, (), "", False, {}, None if conditional else ())
     ]
     while stack:
-        index, method, events, chain, under, caught, why, needs, _, left_out = stack[-1]
+        index, method, events, chain, under, caught, why, needs, _, left_out, sure_when = stack[-1]
         event = next(events, None)
         if event is None:
             stack.pop()
@@ -286,7 +290,10 @@ def walk(
         if type(event) is Parameters:
             continue
         surely = not (under or getattr(event, "conditional", False))
+        event_sure = sure_when if not getattr(event, "conditional", False) else None
         if type(event) is Read or type(event) is Call:
+            if event.conditional and event.explained > 0 and sure_when is not None:
+                event_sure = (*sure_when, *event.requires.split(REQUIREMENT_SEPARATOR)[:event.explained])
             requires = _joined(needs, event.requires)
             if decided and requires and contradicts(requires, decided):
                 continue  # under a test the instance fails: never runs
@@ -303,16 +310,17 @@ def walk(
             requires, tests = needs, why
         if type(event) is Call:
             found = model.target(index, event)
-            yield Executed(event, index, method, chain, not surely, caught, found, requires, tests)
+            yield Executed(event, index, method, chain, not surely, caught, found, requires, tests, event_sure)
             callee = found[1] if found is not None else None
             if event.kind == "self" and callee is None:
                 # No class the source shows defines it: ``self.norm(x)`` calls an
                 # instance attribute (a submodule the parent's ``__init__`` set).
                 read = Read(event.name, event.line, event.col, event.conditional, event.condition, event.requires)
-                yield Executed(read, index, method, chain, not surely, caught or event.caught, None, requires, tests)
+                yield Executed(read, index, method, chain, not surely, caught or event.caught, None, requires, tests,
+                               event_sure)
             entered_caught = caught or event.caught
         else:
-            yield Executed(event, index, method, chain, not surely, caught, None, requires, tests)
+            yield Executed(event, index, method, chain, not surely, caught, None, requires, tests, event_sure)
             # Reading a property runs its getter, as a call would; assigning
             # one its setter (``self.x = v`` into ``@x.setter``).
             found = None
@@ -353,7 +361,7 @@ def walk(
             callee_index, callee, iter(callee.events),
             (*chain, Step(index, method.name, event.line)), not surely, entered_caught,
             tests, requires, not (getattr(event, "conditional", True) or getattr(event, "caught", False)),
-            left_out,
+            left_out, event_sure,
         ))
 
 
@@ -427,6 +435,9 @@ class Reached:
     # Where the walk from its entry point met it (execution order): a read
     # met after one that surely fails never runs.
     order: int = 0
+    # Under tests what is known of the built instance always passes (its own
+    # constants, the only modality it takes): it runs on no condition.
+    passes: bool = False
 
     def steps(self) -> tuple[Step, ...]:
         return (*self.chain, Step(self.owner, self.method, self.line))

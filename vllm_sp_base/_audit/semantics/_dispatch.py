@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached, nearest_test, walk
-from vllm_sp_base._audit.summaries._events import Known, Read
+from vllm_sp_base._audit.summaries._events import Known, Read, entailed
 from vllm_sp_base._audit.summaries._summaries import bound_methods
 
 
@@ -24,7 +24,8 @@ def reach(
     the first reached on no condition (in entry order, then execution order),
     else the first reached at all; attribute -> (entry, read). A read reached
     from a feature's entry point (``features``) counts as conditional; what
-    runs only under a test that ``decided`` attributes fail is not reached."""
+    runs only under a test that ``decided`` attributes fail is not reached, and
+    what runs only under tests they all pass runs on no condition."""
     best: dict[str, tuple[str, Reached]] = {}
     if not wanted:
         return best
@@ -37,13 +38,15 @@ def reach(
             event = step.event
             if type(event) is not Read or step.caught or event.attr not in wanted:
                 continue
+            conditional = step.conditional and not (
+                decided and step.sure_when is not None and entailed(step.sure_when, decided))
             current = best.get(event.attr)
-            if current is None or (current[1].conditional and not step.conditional):
+            if current is None or (current[1].conditional and not conditional):
                 guard = nearest_test(event, step.condition)
                 between = tuple(dict.fromkeys(t for t in step.tests if t not in (step.condition, guard)))
                 best[event.attr] = (entry, Reached(
-                    event.attr, step.owner, step.method.name, event.line, step.chain, step.conditional,
-                    step.condition, step.requires, guard, between, order))
+                    event.attr, step.owner, step.method.name, event.line, step.chain, conditional,
+                    step.condition, step.requires, guard, between, order, conditional != step.conditional))
     return best
 
 

@@ -155,13 +155,18 @@ def role_facts(model: ClassModel, tested: set[str]) -> Known:
     """What the role the engine gives the class decides of the tests on the
     way (``tested``): a draft fails ``if get_embedding:``; a model that
     declares which modalities it takes fails ``if modality == "video":`` for
-    the others; an input field its processor never supplies is None."""
+    the others, and one that takes a single modality gets it at every start:
+    vLLM's profiling run gives ``embed_multimodal`` a batch of the modality
+    with the most tokens per item (``profile_run``, ``v1/worker/gpu_model_runner.py``),
+    its only one; an input field its processor never supplies is None."""
     facts: Known = {}
     if is_draft(model):
         facts.update({f"{LOCAL}{name}": [("false", "")] for name in NOT_FOR_DRAFTS})
     if MODALITY in tested:
         supported = supported_modalities(model)
-        if supported is not None:
+        if supported is not None and len(supported) == 1:
+            facts[MODALITY] = [("==", repr(next(iter(supported))))]
+        elif supported is not None:
             facts[MODALITY] = [("!=", repr(name)) for name in MODALITIES if name not in supported]
     keys = {key for name in tested if (key := key_of(name)) is not None}
     if keys:

@@ -134,6 +134,28 @@ class EnclosingTests:
         needs = [r for test, truth, bound in self._stack for r in self.requirements(test, truth, bound)]
         return text, REQUIREMENT_SEPARATOR.join(needs + passed)
 
+    def explained(self) -> int:
+        """How many requirements the enclosing tests (not those an earlier
+        return passed) need, where each test says all it needs (``if self.a
+        and self.b:``, not ``if self.a or x:`` nor ``if i in self.layers:``);
+        -1 where one does not."""
+        count = 0
+        for test, truth, bound in self._stack:
+            if not self._said_whole(test, truth):
+                return -1
+            count += len(self.requirements(test, truth, bound))
+        return count
+
+    def _said_whole(self, test: ast.expr, truth: bool) -> bool:
+        """Whether ``requirements`` of ``test`` being ``truth`` hold only where the test does."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._said_whole(test.operand, not truth)
+        if isinstance(test, ast.BoolOp):
+            return isinstance(test.op, ast.And) == truth and all(self._said_whole(v, truth) for v in test.values)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            return False  # ``i in self.layers`` needs more than ``layers`` being non-empty
+        return bool(self.requirements(test, truth))
+
     def requirements(self, test: ast.expr, truth: bool, bound: dict[str, str] | None = None) -> list[str]:
         """What ``test`` being ``truth`` says of the instance's attributes
         (spelled as ``requirements`` reads them), and of the method's names

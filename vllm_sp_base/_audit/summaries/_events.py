@@ -19,6 +19,7 @@ class Read:
     # What is read is used at once (``self.a.b``, ``self.a.f()``, ``v.b`` after
     # ``v = self.a``): where ``self.a`` is None, this raises AttributeError.
     deref: bool = False
+    explained: int = -1  # see ``Call.explained``
 
 
 @dataclass(slots=True)
@@ -90,6 +91,12 @@ class Call:
     # instance it hands over not counted); None where ``*args``/``**kwargs``
     # may pass anything.
     passed: str | None = None
+    # Where it is ``conditional``, how many of ``requires``' first
+    # requirements are the tests it runs under, all of them: where those hold,
+    # it runs (``if self.a:``; ``for modality in ...: if modality == "image":``
+    # once the loop is known to reach that value). -1: something else may
+    # keep it from running (another loop, a handler, a test no requirement says).
+    explained: int = -1
 
 
 @dataclass(slots=True)
@@ -236,6 +243,25 @@ def parse_local_import(spelled: str) -> Import:
 #: What is known of a built instance: attribute (or ``a.b`` chain) -> the
 #: tests it is known to pass, as (test, literal) (see ``requirements``).
 Known = dict[str, list[tuple[str, str]]]
+
+
+def implies(fact: tuple[str, str], needed: tuple[str, str]) -> bool:
+    """Whether an attribute known to pass ``fact`` (test, literal) surely passes
+    ``needed``: ``== True`` passes ``true``; ``!= None`` passes only ``!= None``."""
+    (known, known_literal), (test, literal) = fact, needed
+    if known == "==":
+        return holds(test, literal, known_literal)
+    return (known, known_literal) == (test, literal)
+
+
+def entailed(requires: tuple[str, ...], known: Known) -> bool:
+    """Whether what is known of the instance passes every one of ``requires``
+    (each spelled as one ``requirements`` reads)."""
+    return all(
+        any(implies(fact, (test, literal)) for fact in known.get(attr, ()))
+        for requirement in requires
+        for attr, test, literal in requirements(requirement)
+    )
 
 
 def contradicts(requires: str, known: Known) -> bool:

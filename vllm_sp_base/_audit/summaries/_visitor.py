@@ -110,6 +110,10 @@ class MethodVisitor(ast.NodeVisitor):
         self.class_name = class_name
         self.line_offset = line_offset  # a cut body is parsed on its own, from line 2
         self.depth = 0  # how many branching constructs enclose the current node
+        self.tested = 0  # how many of those run where their test holds (``if``, ``while``, ``and``)
+        # The variable of each enclosing loop (None: not a plain name): a loop a
+        # test of its variable encloses runs where that test can hold.
+        self.loop_variables: list[str | None] = []
         self.keyed: dict[str, str] = {}  # ``x = inputs.get("k")``: x -> "k", until x is bound again
         self.tests = EnclosingTests(self_name, self.keyed)
         self.catching = 0  # how many enclosing ``try`` blocks catch AttributeError
@@ -151,10 +155,24 @@ class MethodVisitor(ast.NodeVisitor):
         self.depth += 1
         if test is not None:
             self.tests.push(test, truth)
+            self.tested += 1
         self.visit_block(nodes)
         if test is not None:
             self.tests.pop()
+            self.tested -= 1
         self.depth -= 1
+
+    def _explained(self, requires: str) -> int:
+        """``Read.explained`` of an event here, whose ``requires`` is given."""
+        if not self.depth or self.catching:
+            return -1
+        count = self.tests.explained()
+        if count < 0:
+            return -1
+        needs = requires.split(REQUIREMENT_SEPARATOR)[:count] if count else []
+        loops = sum(1 for v in self.loop_variables
+                    if v is not None and any(n.startswith(f"{LOCAL}{v}==") for n in needs))
+        return count if self.depth == self.tested + loops else -1
 
     def visit_Assert(self, node: ast.Assert) -> None:
         self.visit(node.test)
@@ -178,7 +196,8 @@ class MethodVisitor(ast.NodeVisitor):
                 if condition is None:
                     condition = self._looping[id(iterable)] = looping_over(iterable)
             self.events.append(Read(
-                attr, self._line(node), node.col_offset, self.depth > 0, condition, requires, deref))
+                attr, self._line(node), node.col_offset, self.depth > 0, condition, requires, deref,
+                self._explained(requires) if self.depth else -1))
 
     def _unalias(self, target: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -303,14 +322,17 @@ class MethodVisitor(ast.NodeVisitor):
             names = "." + node.iter.attr  # a class-level constant, through the MRO
         variable = node.target.id if isinstance(node.target, ast.Name) else None
         self.loops.append(node.iter)
+        self.loop_variables.append(variable)
         if variable is None or names is None:
             self._branch([node.target, *node.body, *node.orelse])
             self.loops.pop()
+            self.loop_variables.pop()
             return
         saved = self.loop_names.get(variable)
         self.loop_names[variable] = names
         self._branch([node.target, *node.body, *node.orelse])
         self.loops.pop()
+        self.loop_variables.pop()
         if saved is None:
             del self.loop_names[variable]
         else:
@@ -356,11 +378,13 @@ class MethodVisitor(ast.NodeVisitor):
         self.visit(node.values[0])
         truth = isinstance(node.op, ast.And)
         self.depth += 1
+        self.tested += 1
         for before, value in zip(node.values, node.values[1:]):
             self.tests.push(before, truth)
             self.visit(value)
         for _ in node.values[1:]:
             self.tests.pop()
+        self.tested -= 1
         self.depth -= 1
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
@@ -600,7 +624,7 @@ class MethodVisitor(ast.NodeVisitor):
             self.events.append(Call(
                 "function", func.id, func.id, self._line(node), self.depth > 0 or self.catching > 0,
                 self.catching > 0, func.col_offset, condition, requires,
-                imported=self._imported(func.id)))
+                imported=self._imported(func.id), explained=self._explained(requires)))
 
     def _store_attr(self, node: ast.Call) -> None:
         """fastcore's ``store_attr("a,b")`` sets the calling method's arguments
@@ -666,6 +690,7 @@ class MethodVisitor(ast.NodeVisitor):
             call.passed = _passed(node, hands_over)
             if call.name == "__init__":
                 call.sole_test = self.depth == 1 and self.catching == 0 and self.tests.sole()
+            call.explained = self._explained(call.requires)
             self.events.append(call)
         if func.attr in _REGISTERS and self._is_self(owner) and args:
             self._set_named(args[0], node)  # torch: the name becomes an attribute
