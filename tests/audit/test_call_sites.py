@@ -43,13 +43,36 @@ def test_a_call_that_may_run_after_the_build_is_a_site(source: str, expected: di
     "r = Runner()\ng = lambda: r.step()\n",  # a lambda's body runs later, if ever
     "r = Other()\nr.step()\n",  # not the class
     "r = threading.Runner()\nr.step()\n",  # another module's class of the name
-    "with Runner() as r:\n    r.step()\n",  # r is what __enter__ returns
     "r = Runner()\n[r.step() for r in others]\n",  # the comprehension's own r
     "r = Runner()\nmatch x:\n    case {'k': r}:\n        r.step()\n",  # the pattern binds r
-], ids=["sibling-branch", "rebound", "other-scope", "lambda", "other-class", "other-module", "with",
+], ids=["sibling-branch", "rebound", "other-scope", "lambda", "other-class", "other-module",
         "comprehension", "match-capture"])
 def test_a_call_on_something_else_is_no_site(source: str) -> None:
     assert _sites(source) == {}
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("r = Runner()\nn = len(r)\n", {"__len__": 2}),
+    ("print(repr(Runner()))\n", {"__repr__": 1}),
+    ("r = Runner()\nx = r[0]\nr[1] = x\ndel r[2]\n", {"__getitem__": 2, "__setitem__": 3, "__delitem__": 4}),
+    ("r = Runner()\nfor x in r:\n    pass\n", {"__iter__": 2}),
+    ("with Runner():\n    pass\n", {"__enter__": 1, "__exit__": 1}),
+    ("r = Runner()\nn = len(r, 2)\n", {}),  # not the builtin's call
+    ("r = Runner()\nn = len(other)\n", {}),
+], ids=["len", "repr-of-a-build", "subscripts", "for", "with", "two-arguments", "another-object"])
+def test_what_python_runs_on_an_instance_is_a_site(source: str, expected: dict[str, int]) -> None:
+    found = called_on_instances("Runner", [("pkg/run.py", source.encode())], lambda path, spelled: True,
+                                frozenset({"step", *expected}) if expected else frozenset({"step", "__len__"}))
+    assert {method: line for method, (_, line) in found.items()} == expected
+
+
+def test_the_name_with_binds_holds_what_enter_returns() -> None:
+    # Python runs the build's __enter__ and __exit__; r is what __enter__ returned.
+    assert _sites("with Runner() as r:\n    r.step()\n") == {"__enter__": 1, "__exit__": 1}
+
+
+def test_an_item_or_attribute_assigned_leaves_the_name_holding_the_instance() -> None:
+    assert _sites("r = Runner()\nr.x = 1\nr[0] = 2\nr.step()\n") == {"step": 4, "__setitem__": 3}
 
 
 def test_a_site_in_a_branch_of_a_match_or_a_handler_after_the_build_counts() -> None:

@@ -805,6 +805,22 @@ INVALID = (
             return pipe.save_pretrained("out")  # a use of the class, not every one
     """, (("MyPipeline", "config", "warning"),), name="plain-class-method-the-tree-calls"),
     Example("""
+        class Buffer:
+            def __init__(self, size):
+                self.items = []
+                self.size = size
+            def __len__(self):
+                return len(self.items)
+            def __getitem__(self, index):
+                return self.items[index % self.size]
+        class FixedBuffer(Buffer):
+            def __init__(self, size):
+                self.size = size  # the parent's __init__ inline, without items
+        def main():
+            buffer = FixedBuffer(3)
+            return len(buffer)  # Python runs __len__ on it
+    """, (("FixedBuffer", "items", "warning"),), name="plain-class-dunder-python-runs-for-the-tree"),
+    Example("""
         from torch import nn
         class Parent(nn.Module):
             def __init__(self):

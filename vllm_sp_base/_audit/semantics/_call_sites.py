@@ -1,6 +1,7 @@
 """Where the audited tree calls a method on an instance of a plain class it
 builds: ``runner = Runner(cfg)`` then ``runner.step()`` in the same function
-(or module), or ``Runner(cfg).step()``. Such a call is an entry point of the
+(or module), or ``Runner(cfg).step()``; or has Python call one
+(``len(runner)``: ``__len__``, ``runner[k]``, ``for x in runner``, ``with runner:``). Such a call is an entry point of the
 class as the tree uses it, said with its call site; what calls a plain
 class's methods elsewhere cannot be told from source.
 
@@ -30,6 +31,18 @@ from vllm_sp_base._audit.summaries._summaries import python_name
 
 #: (method, line, the dotted name the build spells)
 Site = tuple[str, int, str]
+
+#: What Python runs on an instance given to a builtin: ``len(r)`` runs
+#: ``r.__len__()`` (the method is looked up on the class, as a call on the
+#: instance would find it).
+BUILTIN_DUNDERS = {
+    "len": "__len__", "repr": "__repr__", "str": "__str__", "iter": "__iter__", "next": "__next__",
+    "hash": "__hash__", "bool": "__bool__", "abs": "__abs__", "reversed": "__reversed__",
+}
+#: What Python runs on an instance a statement or an operator uses:
+#: ``r[k]``, ``for x in r``, ``with r:``.
+SYNTAX_DUNDERS = frozenset({"__getitem__", "__setitem__", "__delitem__", "__iter__", "__enter__", "__exit__"})
+_DUNDERS = frozenset(BUILTIN_DUNDERS.values()) | SYNTAX_DUNDERS
 
 
 def entries_called(
@@ -92,7 +105,9 @@ def called_on_instances(
         # Possessive: a run of ``#`` is one comment, never split every way (backtracking).
         called = re.compile(rb"\.(?:[ \t\\\r\n]|#[^\n]*+)*+(?:"
                             + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")(?!\w)")
-        files = [(path, data) for path, data in files if called.search(data) or not data.isascii()]
+        # A dunder Python calls is spelled otherwise (``len(r)``, ``r[k]``): no byte search says it.
+        files = [(path, data) for path, data in files
+                 if called.search(data) or not data.isascii() or not methods.isdisjoint(_DUNDERS)]
     found: dict[str, tuple[str, int]] = {}
     if len(files) > MAX_FILES:
         return found
@@ -153,12 +168,15 @@ def _block(body: list[ast.stmt], holding: dict[str, str], name: str, calls: list
             holding = {**_block(stmt.body, dict(holding), name, calls), **_block(stmt.orelse, dict(holding), name, calls)}
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             _expression(stmt.iter, holding, name, calls)
+            _used_as(stmt.iter, "__iter__", holding, name, calls)
             inside = _without(holding, _bound(stmt.target))
             inside = {**inside, **_block(stmt.body, dict(inside), name, calls)}
             holding = {**inside, **_block(stmt.orelse, dict(inside), name, calls)}
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 _expression(item.context_expr, holding, name, calls)
+                _used_as(item.context_expr, "__enter__", holding, name, calls)
+                _used_as(item.context_expr, "__exit__", holding, name, calls)
                 if item.optional_vars is not None:  # what ``__enter__`` returns, not the build
                     holding = _without(holding, _bound(item.optional_vars))
             holding = _block(stmt.body, holding, name, calls)
@@ -201,7 +219,20 @@ def _expression(node: ast.AST, holding: dict[str, str], name: str, calls: list[S
             spelled = held.get(owner.id) if isinstance(owner, ast.Name) else _builds(owner, name)
             if spelled is not None:
                 calls.append((current.func.attr, current.lineno, spelled))
+        elif (isinstance(current, ast.Call) and isinstance(current.func, ast.Name)
+              and current.func.id in BUILTIN_DUNDERS and len(current.args) == 1 and not current.keywords):
+            _used_as(current.args[0], BUILTIN_DUNDERS[current.func.id], held, name, calls)
+        elif isinstance(current, ast.Subscript):
+            dunder = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}[type(current.ctx)]
+            _used_as(current.value, dunder, held, name, calls)
         stack.extend((child, held) for child in ast.iter_child_nodes(current))
+
+
+def _used_as(node: ast.expr, dunder: str, holding: dict[str, str], name: str, calls: list[Site]) -> None:
+    """``node`` given to what runs ``dunder`` on it: a site where it holds an instance."""
+    spelled = holding.get(node.id) if isinstance(node, ast.Name) else _builds(node, name)
+    if spelled is not None:
+        calls.append((dunder, node.lineno, spelled))
 
 
 def _assigned(stmt: ast.stmt, holding: dict[str, str], name: str) -> dict[str, str]:
@@ -247,7 +278,14 @@ def _captures(node: ast.AST) -> set[str]:
 
 
 def _bound(target: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    """The names a target binds: ``r[k] = v`` and ``r.a = v`` bind none (``r`` still holds the instance)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_bound(e) for e in target.elts))
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    return set()
 
 
 def _without(holding: dict[str, str], names: set[str]) -> dict[str, str]:
