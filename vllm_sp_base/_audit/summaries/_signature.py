@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 
 from vllm_sp_base._audit.summaries._events import Parameters
@@ -66,8 +67,30 @@ def def_text(source: bytes, def_line: int, body_start: int, body_line: int) -> s
     return source[position + 1 : body_start].decode("utf-8", "replace")
 
 
+_QUOTES_OR_COMMENT = frozenset("'\"#")
+_PUNCTUATION = re.compile(r"[()\[\]{}:'\"#]")
+
+
 def _header(text: str) -> str | None:
     """``text`` up to the colon that ends the ``def`` header it starts with."""
+    # Most headers hold no string and no comment: brackets counted on the
+    # characters say where it ends (tokenizing every header took a tenth of
+    # the summaries' time); one with a quote or a ``#`` before its end is tokenized.
+    depth = 0
+    for match in _PUNCTUATION.finditer(text):
+        char = match.group()
+        if char in _QUOTES_OR_COMMENT:
+            break
+        if char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth -= 1
+        elif depth == 0:  # the colon
+            return text[:match.start()]
+    return _tokenized_header(text)
+
+
+def _tokenized_header(text: str) -> str | None:
     depth = 0
     lines = text.splitlines(keepends=True)
     offsets = [0]
@@ -91,13 +114,21 @@ def _header(text: str) -> str | None:
 
 def _bound_names(body: list[ast.stmt]) -> set[str]:
     """Every name the body binds, in it or in what it nests (a parameter of
-    a nested function or lambda shadows one of the method's)."""
+    a nested function or lambda shadows one of the method's). A walk of its
+    own: ``ast.walk``'s generators took a sixth of the summaries' time."""
     names: set[str] = set()
-    for statement in body:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _LEAVES:
+            continue
+        if isinstance(node, ast.Name):
+            if type(node.ctx) is not ast.Load:
                 names.add(node.id)
-            elif isinstance(node, ast.arg):
+            continue
+        if kind in _BINDS:  # rare: the exact checks only here
+            if isinstance(node, ast.arg):
                 names.add(node.arg)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
                 names.add(node.name or "")
@@ -109,4 +140,19 @@ def _bound_names(body: list[ast.stmt]) -> set[str]:
                 names.add(node.rest)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 names.update(node.names)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
     return names
+
+
+#: Nodes with nothing below them that binds a name.
+_LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
+#: Nodes that bind a name other than an ``ast.Name`` target.
+_BINDS = frozenset({
+    ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.alias,
+    ast.MatchAs, ast.MatchStar, ast.MatchMapping, ast.Global, ast.Nonlocal,
+})
