@@ -47,7 +47,7 @@ def _executed(example: Example) -> set[tuple[str, str]]:
             try:
                 instance = value(*args)
                 break
-            except TypeError:
+            except (TypeError, NameError):  # not with these arguments; or never (``super(Undefined, self)``)
                 continue
             except AttributeError as error:  # while it is built
                 failed.add(_missing(error))

@@ -338,6 +338,61 @@ VALID = (
         def main():
             return Alpaca().prepare(), Point3().show()
     """, name="a-dataclass-sets-its-bases-fields-and-runs-post-init"),
+    Example("""
+        import functools
+        from torch import nn
+        class PrePostInitMeta(type):
+            def __new__(cls, name, bases, dct):
+                x = super().__new__(cls, name, bases, dct)
+                old_init = x.__init__
+                @functools.wraps(old_init)
+                def _init(self, *args, **kwargs):
+                    self.__pre_init__()
+                    old_init(self, *args, **kwargs)
+                x.__init__ = _init  # every class it makes runs __pre_init__ first
+                return x
+        class Module(nn.Module, metaclass=PrePostInitMeta):
+            def __pre_init__(self):
+                super().__init__()
+            def __init__(self):
+                pass
+            def forward(self, x):
+                return x
+        class Head(Module):
+            def __init__(self):
+                self.proj = nn.Identity()  # nn.Module.__init__ has run
+            def forward(self, x):
+                return self.proj(x)
+    """, name="metaclass-new-binds-init-anew"),
+    Example("""
+        from torch import nn
+        class Decoder(nn.Module):
+            def __init__(self):
+                super(SphDecoder, self).__init__()  # NameError: nothing is ever built
+                self.proj = nn.Linear(2, 2)
+            def forward(self, x):
+                return self.proj(x)
+    """, name="super-of-a-name-bound-nowhere"),
+    Example("""
+        class Pipeline:
+            def __init__(self, model):
+                self.model = model
+                self._prepared = False
+                self.device = "cpu"
+            def prepare(self):
+                self.model = self.model.to(self.device)
+                self._prepared = True  # what the subclass set too: the test still fails
+            def __call__(self, x):
+                if not self._prepared:
+                    self.prepare()
+                return self.model(x)
+        class ReadyPipeline(Pipeline):
+            def __init__(self, model):
+                self.model = model
+                self._prepared = True
+        def main():
+            return ReadyPipeline(len)([1])
+    """, name="test-the-class-constant-fails-though-another-method-sets-it-alike"),
     Example(SCALED + """
         import torch
         class Child(Parent):

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from vllm_sp_base._audit.frameworks import Refusal
 from vllm_sp_base._audit.prescan._prescan import HARMLESS_EXTERNAL_BASES
 from vllm_sp_base._audit.semantics._classes import ClassModel, Executed, Reached, nearest_test, walk
-from vllm_sp_base._audit.semantics._project import Opaque
+from vllm_sp_base._audit.semantics._parsed import unbound_in
+from vllm_sp_base._audit.semantics._project import ClassRef, Opaque
 from vllm_sp_base._audit.semantics._refusals import Refusing
 from vllm_sp_base._audit.summaries._conditions import CALLED, EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import (
@@ -27,6 +28,7 @@ from vllm_sp_base._audit.summaries._events import (
     SetEach,
     contradicts,
     defaulted,
+    holds,
     requirements,
 )
 from vllm_sp_base._audit.summaries._summaries import bound_methods
@@ -174,6 +176,11 @@ def construct(model: ClassModel, refusals: Sequence[Refusal] = ()) -> Constructi
                 lacking = _lacking_tested(step)
                 if lacking is not None and not _may_have(model, built, lacking):
                     sure_calls.add(id(step))  # ``if not hasattr(self, "weight"): super().__init__(...)``
+            if (event.kind == "super_of" and target is None and event.target is not None
+                    and not (event.conditional or step.conditional or step.caught)
+                    and _names_nothing(model, step.owner, event.target)):
+                built.raises = True  # ``super(Undefined, self)``: NameError, nothing after runs
+                break
             unknown = None  # an __init__ the source does not show runs from this MRO index on
             if event.name == "__init__" and target is not None and target[1] is None:
                 unknown = target[0]
@@ -353,6 +360,12 @@ def opposite(test: str) -> str:
     return f"not ({test})" if " " in test else f"not {test}"
 
 
+def _names_nothing(model: ClassModel, owner: int, target: str) -> bool:
+    """Whether ``target``'s first name is bound nowhere in the module of ``mro[owner]``."""
+    entry = model.mro[owner]
+    return isinstance(entry, ClassRef) and unbound_in(model.project, entry.module, target.split(".", 1)[0])
+
+
 def _root(name: str) -> str:
     """The attribute a known name is about: ``a`` of ``a.b`` and of ``a?False``."""
     return name.split(".", 1)[0].partition(DEFAULTED)[0]
@@ -366,7 +379,8 @@ def decided_constants(
     first attribute of the chain): construction binds the attribute on no
     condition and only to literals (``self.enable_pdmux = False`` decides
     every ``if self.enable_pdmux:``), or asserts it on no condition (``assert
-    self.config.rank is not None``). ``not_run``: methods that never run on
+    self.config.rank is not None``); another method may bind it again, to a
+    literal that passes the same tests. ``not_run``: methods that never run on
     the instance (what only a skipped ``__init__`` runs)."""
     known: Known = {}
     unknown_code = any(  # a base the source does not show may set anything, but a harmless one
@@ -419,7 +433,11 @@ def decided_constants(
                 continue
             for event in method.events:
                 if type(event) is Set and event.attr in roots:
-                    known = {n: f for n, f in known.items() if _root(n) != event.attr}
+                    # Binding a literal every fact holds of keeps them (``prepare_model``
+                    # setting ``self._model_prepare = True`` that construction set True).
+                    known = {n: f for n, f in known.items() if _root(n) != event.attr or (
+                        "." not in n and event.value is not None
+                        and all(holds(test, literal, event.value) for test, literal in f))}
                 elif type(event) in (SetAny, SetEach) and not torch:
                     return {}  # a set whose name the source does not show
     return known

@@ -8,7 +8,10 @@ construction runs is not the ``__init__`` chain alone, unless that
 ``__call__`` only hands back what the next one builds (``return
 super().__call__(*args)``; a singleton's ``cls._instances[cls] =
 super().__call__(...)``, returned later), never touching it: then the next
-``__call__`` of the metaclass's MRO decides."""
+``__call__`` of the metaclass's MRO decides. A metaclass whose ``__new__`` or
+``__init__`` binds the class's ``__init__`` anew (fastai v1's
+``PrePostInitMeta``: ``x.__init__ = _pass``, which runs ``__pre_init__``,
+then the class's own) builds it its own way too."""
 
 from __future__ import annotations
 
@@ -65,7 +68,27 @@ def built_by_a_metaclass(project: Project, mro: list[MroEntry]) -> str | None:
             continue  # ``super().__call__``: the next one decides
         if "__call__" in info.class_attrs:  # bound to something else: ``__call__ = _build``
             return OWN_CALL
+        if any(_rebinds_init(method_node(project, entry, name)) for name in ("__new__", "__init__")
+               if name in info.methods):
+            return OWN_CALL
     return None
+
+
+def _rebinds_init(node: ast.FunctionDef | None) -> bool:
+    """Whether the metaclass method ``node`` binds an ``__init__`` on what it
+    makes (``x.__init__ = _pass``, ``setattr(cls, "__init__", f)``)."""
+    if node is None:
+        return False
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Assign, ast.AnnAssign)):
+            targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+            if any(isinstance(t, ast.Attribute) and t.attr == "__init__" for t in targets):
+                return True
+        if (isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == "setattr"
+                and len(child.args) == 3 and isinstance(child.args[1], ast.Constant)
+                and child.args[1].value == "__init__"):
+            return True
+    return False
 
 
 def _hands_back(node: ast.FunctionDef | None) -> str | None:

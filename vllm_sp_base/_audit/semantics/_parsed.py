@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from vllm_sp_base._audit.semantics._project import ClassRef, Project
+from vllm_sp_base._audit.semantics._project import ClassRef, Project, is_builtin
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 
@@ -51,3 +51,25 @@ def method_node(project: Project, owner: ClassRef, name: str) -> ast.FunctionDef
     if node is None:
         return None
     return next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def unbound_in(project: Project, module: str, name: str) -> bool:
+    """Whether ``name`` is bound nowhere in ``module``'s source (no
+    assignment, ``def``, ``class``, import, parameter or ``global``; no star
+    import, not a builtin): where it runs, Python raises NameError. False
+    where the source is not at hand."""
+    tree = module_tree(project, module)
+    if tree is None or is_builtin(name):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return False
+        if isinstance(node, ast.alias) and (node.name == "*" or (node.asname or node.name).split(".")[0] == name):
+            return False
+        if isinstance(node, ast.arg) and node.arg == name:
+            return False
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+    return True
