@@ -378,6 +378,58 @@ EXAMPLES = (
         (("dtype", "safe"),),
     ),
     FixExample(
+        # The helper runs a method on the instance (torch's LRScheduler._initial_step
+        # runs self.step()): more than the assignment, so unsafe.
+        "a-helper-that-runs-a-method-is-unsafe",
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._reset()
+
+            def _reset(self):
+                self.count = 0
+                self.step()
+
+            def step(self):
+                self.count += 1
+
+            def forward(self, x):
+                return self.count
+
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+        """,
+        """
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._reset()
+
+            def _reset(self):
+                self.count = 0
+                self.step()
+
+            def step(self):
+                self.count += 1
+
+            def forward(self, x):
+                return self.count
+
+        class Child(Base):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self._reset()
+        """,
+        (("count", "unsafe"),),
+        unsafe=True,
+    ),
+    FixExample(
         # The parent sets it in a helper; the helper also sets what the
         # subclass sets its own way: unsafe (Qwen3-VL's _init_video_pruning).
         "call-the-parents-helper",

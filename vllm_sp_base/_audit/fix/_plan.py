@@ -175,6 +175,8 @@ def _helper(context: Context, finding: Finding) -> Fix | None:
                 if other in context.sub_self_any:
                     resolution.unsafe.append(f"it also sets self.{other}, which {context.sub_name}.__init__ "
                                              "sets itself")
+            for runs in _runs_on_self(method):
+                resolution.unsafe.append(f"it runs `{runs}` on the instance, which does more than set it")
             for read in sorted(inside.self_reads - inside.self_sets - context.class_names):
                 if read not in context.sub_self_top:
                     resolution.unsafe.append(f"it reads self.{read}, which {context.sub_name}.__init__ "
@@ -183,6 +185,21 @@ def _helper(context: Context, finding: Finding) -> Fix | None:
                     resolution.after(context.sub_self_top[read])
             return _fix(context, finding, resolution, f"call `{call}` as {context.parent_name}.__init__ does")
     return None
+
+
+def _runs_on_self(method: ast.FunctionDef) -> list[str]:
+    """The calls ``method`` makes that run code on the instance: a method of
+    it (``self.step()``) or a function given it (``_initial_mode(self)``)."""
+    found: list[str] = []
+    for node in ast.walk(method):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        on_self = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        given_self = any(isinstance(a, ast.Name) and a.id == "self" for a in (*node.args, *(k.value for k in node.keywords)))
+        if on_self or given_self:
+            found.append(f"{ast.unparse(func)}(...)")
+    return sorted(set(found))
 
 
 def _class_default(context: Context, finding: Finding) -> Fix | None:

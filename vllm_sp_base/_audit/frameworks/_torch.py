@@ -6,7 +6,9 @@ holds torchao's quantized weights); a training loop runs an optimizer's
 wraps the class's ``step`` (``_patch_step_function``) in a wrapper that
 reads the hook dictionaries ``Optimizer.__init__`` sets; a checkpointing loop
 saves and loads its state (``state_dict``, ``load_state_dict``: a feature,
-not every use). Before
+not every use); it steps a learning-rate scheduler (``step`` reads
+``_step_count``, which ``LRScheduler.__init__`` sets: funasr 1.4.16's
+``TriStageLR`` ran it only from a method nothing calls). Before
 ``Module.__init__`` has run, a module refuses a submodule, a parameter or a
 buffer (``cannot assign module before Module.__init__() call``): it looks for
 the dictionaries ``Module.__init__`` sets."""
@@ -26,6 +28,7 @@ TORCH = Framework(
                     reads=("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks"),
                     installed_by=("zero_grad",)),
         )),
+        Driven("torch.optim.lr_scheduler.LRScheduler", ("step",)),
     ),
     refusals=(
         Refusal(

@@ -94,6 +94,16 @@ VALID = (
                 self.optimizer.load_state_dict(state_dict)
     """, name="torch-optimizer-wrapper-that-saves-its-inner-state"),
     Example("""
+        from torch.optim.lr_scheduler import LRScheduler
+        class Constant(LRScheduler):
+            def __init__(self, optimizer, lr):
+                self.optimizer = optimizer  # skips LRScheduler.__init__; steps itself
+                self.lr = lr
+            def step(self, epoch=None):
+                for group in self.optimizer.param_groups:
+                    group["lr"] = self.lr
+    """, name="torch-lr-scheduler-that-steps-itself"),
+    Example("""
         class BaseEstimator:  # scikit-learn's: no __init__ of its own
             pass
         class Scaler(BaseEstimator):
@@ -139,6 +149,18 @@ INVALID = (
           ("GradSurgery", "defaults", "warning"), ("GradSurgery", "param_groups", "warning"),
           ("GradSurgery", "state", "warning")),
         name="torch-optimizer-checkpointed-without-its-state"),
+    Example("""
+        from torch.optim.lr_scheduler import LRScheduler
+        class TriStageLR(LRScheduler):  # funasr 1.4.16's
+            def __init__(self, optimizer, warmup_steps):
+                self.optimizer = optimizer
+                self.warmup_steps = warmup_steps
+            def init_schedule(self, max_update):  # what runs LRScheduler.__init__: nothing calls it
+                super().__init__(self.optimizer)
+            def get_lr(self):
+                return [group["lr"] for group in self.optimizer.param_groups]
+    """, (("TriStageLR", "_step_count", "error"), ("TriStageLR", "last_epoch", "warning")),
+        name="torch-lr-scheduler-stepped-without-its-init"),
     Example("""
         class BaseEstimator:
             pass

@@ -393,6 +393,54 @@ VALID = (
         def main():
             return ReadyPipeline(len)([1])
     """, name="test-the-class-constant-fails-though-another-method-sets-it-alike"),
+    Example("""
+        class Pipeline:
+            def __init__(self, model):
+                self.model = model
+                self._prepared = False
+                self.device = "cpu"
+            def prepare(self):
+                self.model = self.model.to(self.device)
+            def __call__(self, x):
+                if not self._prepared:
+                    self.prepare()
+                return self.model(x)
+        class Loaded(Pipeline):
+            def __init__(self, model):
+                self.model = model
+                self._prepared = False
+        class Ready(Loaded):
+            def __init__(self, model):
+                super().__init__(model)
+                self._prepared = True  # the last set wins: every build holds True
+        def main():
+            return Ready(len)([1])
+    """, name="test-the-last-set-of-construction-fails"),
+    Example("""
+        class Pipeline:
+            def __init__(self, model):
+                self.model = model
+                self._prepared = False
+                self._collate = True
+                self.device = "cpu"
+            def prepare(self):
+                return self.device
+            def collate(self, x):
+                return x, self.device
+            def __call__(self, x):
+                if not self._prepared:
+                    self.prepare()
+                if self._collate:
+                    x = self.collate(x)
+                return self.model(x)
+        class Ready(Pipeline):
+            def __init__(self, model):
+                self.model = model
+                self._prepared = True
+                self._collate = False  # each test fails: device is never read
+        def main():
+            return Ready(len)([1])
+    """, name="tests-the-class-constants-fail-one-after-another"),
     Example(SCALED + """
         import torch
         class Child(Parent):

@@ -48,6 +48,10 @@ from vllm_sp_base._audit.summaries._conditions import EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import Known, defaulted, requirements
 from vllm_sp_base._audit.summaries._summaries import bound_methods, python_name
 
+#: How many times the reads left after a decided test are decided again (each
+#: round a read under tests of other attributes may come first).
+_DECIDING_ROUNDS = 4
+
 
 class SkippedInitRead:
     """A class runs its own ``__init__`` and not a parent's (``nn.Module.__init__(self)``,
@@ -177,13 +181,21 @@ class SkippedInitRead:
         if reached:  # what it binds to None raises where it is used at once (``self.tower.config``)
             tested |= {attr for attr, values in built.values.items() if values == {"None"}}
         # What construction's constants and the engine's role for the class decide.
-        decided = {
-            **role_facts(model, tested), **self._constants(model, built, tested, only_skipped),
-            **chosen_facts(model, built, tested, only_skipped, self.spelling),
-            **refused_settings(model, built, tested, only_skipped, self.spelling),
-        } if tested else {}
-        if decided:  # a test the built instance always fails hides what runs under it
-            reached = reach(model, missing, entries, features, decided)
+        decided: Known = {}
+        for _ in range(_DECIDING_ROUNDS):
+            decided = {
+                **role_facts(model, tested), **self._constants(model, built, tested, only_skipped),
+                **chosen_facts(model, built, tested, only_skipped, self.spelling),
+                **refused_settings(model, built, tested, only_skipped, self.spelling),
+            } if tested else {}
+            if not decided:
+                break
+            reached = reach(model, missing, entries, features, decided)  # a test it always fails hides its reads
+            # A read hidden so may leave one under other tests first: what decides those too.
+            more = {attr for _, read in reached.values() for attr, _, _ in requirements(read.requires)} - tested
+            if not more:
+                break
+            tested |= more
         for attr, hit in wrapper_reads(model, self.wrappers, missing, entries).items():
             if attr not in reached or reached[attr][1].conditional:
                 reached[attr] = hit

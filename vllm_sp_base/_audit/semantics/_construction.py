@@ -48,6 +48,10 @@ class Construction:
     # attribute -> the literals its sets bind (None: a value that is no literal).
     values: dict[str, set[str | None]] = field(default_factory=dict)
     surely_set: set[str] = field(default_factory=set)  # set on no condition
+    # attribute -> the literal its last set binds where no set after it may
+    # bind another (``self._prepared = False`` in the parent's ``__init__``,
+    # then ``self._prepared = True`` in the child's): what a built instance holds.
+    final: Known = field(default_factory=dict)
     asserted: list[tuple[str, str, str]] = field(default_factory=list)  # ``assert`` on no condition
     raises: bool = False  # it reaches a ``raise`` on no condition: nothing is ever built
     # ``__init__``s of the MRO that run only under a test (``super().__init__() if
@@ -209,6 +213,7 @@ def construct(model: ClassModel, refusals: Sequence[Refusal] = ()) -> Constructi
                 built.set_through.setdefault(name, []).append((inits, innermost, (step.owner, event.line)))
             if not step.conditional:
                 built.surely_set.update(names)
+    built.final = so_far
     built.skipped_unless = _run_under_a_test(init_calls, sure_calls)
     for index in built.skipped_unless:
         calls = init_calls[index]
@@ -401,7 +406,9 @@ def decided_constants(
             continue
         facts = [(test, literal) for attr, test, literal in built.asserted if attr == name]
         values = built.values.get(name, set())
-        if values and not built.sets_any and name in built.surely_set and None not in values:
+        if name in built.final and not built.sets_any:
+            facts += built.final[name]  # the last set wins, whatever the ones before bound
+        elif values and not built.sets_any and name in built.surely_set and None not in values:
             literals = {v for v in values if v is not None}
             if len(literals) == 1:
                 facts.append(("==", literals.pop()))
