@@ -148,8 +148,12 @@ def test_lookahead_wrapper_without_the_step_hooks(tmp_path: Path) -> None:
 
     wrapper = _built(LOOKAHEAD_WITH_DEFAULTS, module)
     wrapper.zero_grad()  # wraps step
-    with pytest.raises(AttributeError, match="'Lookahead' object has no attribute '_optimizer_step_pre_hooks'"):
+    with pytest.raises(AttributeError, match="'Lookahead' object has no attribute '_optimizer_step_pre_hooks'") as raised:
         wrapper.step()
+    # Said at the line that raised (in the wrapper profile_hook_step defines), not at the def.
+    failed_at = raised.traceback[-1]
+    pre_hooks = next(f for f in found if f.attribute == "_optimizer_step_pre_hooks")
+    assert (Path(pre_hooks.read_path).name, pre_hooks.read_line) == (Path(str(failed_at.path)).name, failed_at.lineno + 1)
 
 
 def _clean_and_runs(source: str, tmp_path: Path) -> None:

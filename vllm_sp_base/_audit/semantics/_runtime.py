@@ -5,6 +5,7 @@ points. The rule asks it which methods run on a built instance of a class.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from vllm_sp_base._audit.semantics._modalities import (
     supported_modalities,
     unsupplied_fields,
 )
+from vllm_sp_base._audit.semantics._parsed import method_node
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import LOCAL, input_key, key_of
 from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, STATIC, Call, Known, Read
@@ -245,7 +247,7 @@ def wrapper_reads(
     method runs, of ``wanted``, where every load calls both the method and
     the driven class's own method that installs the wrapper (torch's
     ``Optimizer.zero_grad`` wraps ``step``): attribute -> (entry, read), the
-    read at the wrapper's definition, on the way in through the installer.
+    read at its line in the wrapper's definition, on the way in through the installer.
     """
     found: dict[str, tuple[str, Reached]] = {}
     for cls, wrapper in wrappers:
@@ -265,10 +267,15 @@ def wrapper_reads(
             continue  # not the framework's class as its source shows it (another version)
         installer = installers[0]
         chain = (Step(owner, installer.name, installer.line),)
+        entry = model.mro[owner]
+        node = method_node(model.project, entry, wrapper.by) if isinstance(entry, ClassRef) else None
         for attr in wrapper.reads:
             if attr in wanted and attr not in found:
+                # The line that reads it, in the wrapper the method defines (its own line where unread).
+                lines = [n.lineno for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr == attr] if node else []
+                line = min(lines) if lines else by.line
                 # Met after all the installer runs: a sure failure in it masks the read.
-                found[attr] = (installer.name, Reached(attr, owner, wrapper.by, by.line, chain, False, order=_AFTER_ALL))
+                found[attr] = (installer.name, Reached(attr, owner, wrapper.by, line, chain, False, order=_AFTER_ALL))
     return found
 
 
