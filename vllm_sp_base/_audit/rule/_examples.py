@@ -795,6 +795,23 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # a draft: the proposer gives it the target's lm_head
     """, name="draft-head-shared-by-the-engine"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+        class Distributed(Parent):
+            '''Never built itself: see ``Distributed.__init__`` and build a subclass.'''
+            def __init__(self):
+                nn.Module.__init__(self)
+        class Sharded(Distributed):
+            def __init__(self):
+                super().__init__()
+                self.scale = 3
+    """, name="base-a-docstring-names-is-only-a-base"),
     Example(_MULTIMODAL + textwrap.dedent("""
         @MULTIMODAL_REGISTRY.register_processor(None, info=ImageOnlyInfo, dummy_inputs=None)
         class ImageOnlyModel(VLModel):

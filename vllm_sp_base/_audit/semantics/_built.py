@@ -203,6 +203,11 @@ class _Uses(ast.NodeVisitor):
         self.other |= node.attr == self.name
         self.visit(node.value)
 
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring, or any string statement: used by nothing, it builds nothing
+        self.visit(node.value)
+
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and self.name in node.value:
             self.other |= re.search(rf"(?<!\w){re.escape(self.name)}(?!\w)", node.value) is not None
