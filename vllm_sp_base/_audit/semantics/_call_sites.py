@@ -42,7 +42,13 @@ BUILTIN_DUNDERS = {
 #: What Python runs on an instance a statement or an operator uses:
 #: ``r[k]``, ``for x in r``, ``with r:``.
 SYNTAX_DUNDERS = frozenset({"__getitem__", "__setitem__", "__delitem__", "__iter__", "__enter__", "__exit__"})
-_DUNDERS = frozenset(BUILTIN_DUNDERS.values()) | SYNTAX_DUNDERS
+#: What a file that makes Python run each dunder spells (a byte search before any parse).
+_SPELLED_BY: dict[str, tuple[bytes, ...]] = {
+    **{dunder: (f"{builtin}(".encode(),) for builtin, dunder in BUILTIN_DUNDERS.items()},
+    "__getitem__": (b"[",), "__setitem__": (b"[",), "__delitem__": (b"del",),
+    "__enter__": (b"with",), "__exit__": (b"with",),
+}
+_SPELLED_BY["__iter__"] = (b"iter(", b"for")
 
 
 def entries_called(
@@ -105,9 +111,10 @@ def called_on_instances(
         # Possessive: a run of ``#`` is one comment, never split every way (backtracking).
         called = re.compile(rb"\.(?:[ \t\\\r\n]|#[^\n]*+)*+(?:"
                             + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")(?!\w)")
-        # A dunder Python calls is spelled otherwise (``len(r)``, ``r[k]``): no byte search says it.
+        # A dunder Python calls is spelled otherwise: ``len(r)``, ``r[k]``, ``with r:``.
+        spellings = {s for m in methods for s in _SPELLED_BY.get(m, ())}
         files = [(path, data) for path, data in files
-                 if called.search(data) or not data.isascii() or not methods.isdisjoint(_DUNDERS)]
+                 if called.search(data) or not data.isascii() or any(s in data for s in spellings)]
     found: dict[str, tuple[str, int]] = {}
     if len(files) > MAX_FILES:
         return found
