@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from vllm_sp_base._audit._engine import audit
+from vllm_sp_base._audit.semantics import _call_sites
 from vllm_sp_base._audit.semantics._call_sites import called_on_instances
 from vllm_sp_base._audit.sources._cache import Cache
 
@@ -142,3 +143,30 @@ def test_a_long_comment_after_a_dot_is_read_once() -> None:
     found = called_on_instances("Runner", [("pkg/run.py", source.encode())], lambda path, spelled: True,
                                 frozenset({"step"}))
     assert found == {}
+
+
+_ALONE = [
+    "class Runner:\n    pass\n\ndef main():\n    r = Runner()\n# a comment at the margin\n    r.step()\n",
+    "def main(\n    cfg,\n) -> None:\n    r = Runner(cfg)\n    r.step()\n",
+    'class Box:\n    def run(self):\n        r = mod.Runner()\n        s = """\n        text"""\n        r.step()\n',
+    "class BigRunner(Base):\n    def run(self):\n        r = BigRunner()\n        r.go()\n\ndef f():\n    Runner().step()\n",
+]
+_WHOLE = [
+    "r = Runner()\nr.step()\n",  # at module level
+    "r = Runner ()\nr.step()\n",  # a space before the parenthesis
+    "def main():\n    r = (\nRunner())\n    r.step()\n",  # a build on a line left of the margin
+    'class Box:\n    def run(self):\n        r = mod.Runner()\n        s = """\n  text"""\n        r.step()\n',  # a string's line left of the margin
+]
+
+
+@pytest.mark.parametrize("source", _ALONE + _WHOLE)
+def test_a_function_parsed_alone_gives_the_sites_the_whole_file_gives(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = source.encode()
+    alone = _call_sites._calls_in.__wrapped__(data, "Runner")
+    assert [method for method, _, _ in alone] == ["step"]
+    monkeypatch.setattr(_call_sites, "_functions_alone", lambda data, built: None)
+    assert alone == _call_sites._calls_in.__wrapped__(data, "Runner")
+    monkeypatch.undo()
+    assert (_call_sites._functions_alone(data, b"Runner(") is not None) == (source in _ALONE)
