@@ -1601,6 +1601,24 @@ INVALID = (
                 nn.Module.__init__(self)  # its only modality: the profiling run at every start reads it
     """), (("PatchedImageModel", "vision_tower", "error"),), name="modality-the-model-only-takes"),
     Example(_MULTIMODAL + textwrap.dedent("""
+        class ImagesModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.vision_tower = nn.Identity()
+                self.video_tower = nn.Identity()
+            def embed_multimodal(self, **inputs):
+                for modality in inputs:
+                    if modality == "images":  # keyed in the plural
+                        return self.vision_tower(inputs[modality])
+                    if modality == "videos":
+                        return self.video_tower(inputs[modality])
+                return None
+        @MULTIMODAL_REGISTRY.register_processor(None, info=ImageOnlyInfo, dummy_inputs=None)
+        class PatchedImagesModel(ImagesModel):
+            def __init__(self):
+                nn.Module.__init__(self)  # images only: every start reads vision_tower, never video_tower
+    """), (("PatchedImagesModel", "vision_tower", "error"),), name="modality-the-model-only-takes-in-the-plural"),
+    Example(_MULTIMODAL + textwrap.dedent("""
         class ImageModel(nn.Module):
             def __init__(self):
                 super().__init__()

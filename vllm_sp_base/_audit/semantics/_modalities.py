@@ -19,7 +19,8 @@ from vllm_sp_base._audit.semantics._parsed import class_node, method_node, modul
 from vllm_sp_base._audit.semantics._project import ClassRef
 
 #: The modalities vLLM's models take, as their ``embed_multimodal`` loops name
-#: them (``for modality in mm_input_by_modality: if modality == "video":``).
+#: them (``for modality in mm_input_by_modality: if modality == "video":``;
+#: some models key them in the plural, ``"videos"``).
 MODALITIES = ("image", "video", "audio")
 _REGISTER = "register_processor"
 _LIMITS = "get_supported_mm_limits"

@@ -20,7 +20,7 @@ from vllm_sp_base._audit.semantics._modalities import (
 from vllm_sp_base._audit.semantics._parsed import method_node
 from vllm_sp_base._audit.semantics._project import ClassRef
 from vllm_sp_base._audit.summaries._conditions import LOCAL, input_key, key_of
-from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, STATIC, Call, Known, Read
+from vllm_sp_base._audit.summaries._events import FALSE_LITERALS, ONE_OF, STATIC, Call, Known, Read
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 
@@ -167,9 +167,11 @@ def role_facts(model: ClassModel, tested: set[str]) -> Known:
     if MODALITY in tested:
         supported = supported_modalities(model)
         if supported is not None and len(supported) == 1:
-            facts[MODALITY] = [("==", repr(next(iter(supported))))]
+            only = next(iter(supported))
+            facts[MODALITY] = [(ONE_OF, f"{only!r}|{only + 's'!r}")]
         elif supported is not None:
-            facts[MODALITY] = [("!=", repr(name)) for name in MODALITIES if name not in supported]
+            facts[MODALITY] = [("!=", repr(spelled)) for name in MODALITIES if name not in supported
+                               for spelled in (name, name + "s")]
     keys = {key for name in tested if (key := key_of(name)) is not None}
     if keys:
         facts.update({input_key(key): [("==", "None")] for key in unsupplied_fields(model, keys)})

@@ -206,10 +206,18 @@ def holds(test: str, literal: str, value: str) -> bool:
     return (value == literal) == (test == "==")
 
 
+#: A fact that an attribute holds one of a few literals, spelled
+#: ``'image'|'images'``: the only modality a model takes, as its code may
+#: spell it (vLLM's models key their inputs ``"image"`` or ``"images"``).
+ONE_OF = "in"
+
+
 def excludes(fact: tuple[str, str], needed: tuple[str, str]) -> bool:
     """Whether an attribute known to pass ``fact`` (test, literal) surely fails
     ``needed``: ``== False`` excludes ``true``; ``!= None`` excludes ``== None``."""
     (known, known_literal), (test, literal) = fact, needed
+    if known == ONE_OF:
+        return not any(holds(test, literal, value) for value in known_literal.split("|"))
     if known == "==":
         return not holds(test, literal, known_literal)
     if test == "==":
@@ -249,6 +257,10 @@ def implies(fact: tuple[str, str], needed: tuple[str, str]) -> bool:
     """Whether an attribute known to pass ``fact`` (test, literal) surely passes
     ``needed``: ``== True`` passes ``true``; ``!= None`` passes only ``!= None``."""
     (known, known_literal), (test, literal) = fact, needed
+    if known == ONE_OF:
+        values = known_literal.split("|")
+        # ``== 'images'`` where it holds ``'image'|'images'``: one model spells its modality one way.
+        return literal in values if test == "==" else all(holds(test, literal, value) for value in values)
     if known == "==":
         return holds(test, literal, known_literal)
     return (known, known_literal) == (test, literal)
