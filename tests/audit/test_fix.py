@@ -95,3 +95,17 @@ def test_rule_invalid_examples_fixed(example: Example, unsafe: bool, tmp_path: P
     assert after <= {(f["class"], f["attribute"]) for f in before}, after_text
     _audit(capsys, "--fix", *flags, str(module))
     assert module.read_text() == after_text
+
+
+def test_a_dataclass_is_told_to_run_the_parent_from_post_init(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # @dataclass writes the __init__: there is no def to edit; __post_init__ is where the call goes.
+    module = tmp_path / "example.py"
+    module.write_text(
+        "from dataclasses import dataclass\n\n\nclass Base:\n    def __init__(self):\n        self.ready = True\n\n"
+        "    def prepare(self):\n        return self.ready\n\n\n@dataclass\nclass Alpaca(Base):\n    path: str = 'x'\n\n\n"
+        "def main():\n    return Alpaca().prepare()\n")
+    (finding,) = _findings(capsys, module)
+    assert finding["fix"] == {"applicability": "none",
+                              "message": "@dataclass writes Alpaca.__init__: call Base.__init__(self) from Alpaca.__post_init__"}
+    _, out, _ = _audit(capsys, str(module))
+    assert "fix: call Base.__init__ from Alpaca.__post_init__, or set self.ready there" in out

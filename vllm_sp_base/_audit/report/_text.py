@@ -50,11 +50,12 @@ class _Paint:
         return f"{_COLOURS[style]}{text}{_RESET}" if self.colour else text
 
 
-def fix_hint(found: list[Finding]) -> str:
+def fix_hint(found: list[Finding], result: AuditResult | None = None) -> str:
     """The fix for one class and skipped ``__init__``: run it, or set every
     missing attribute; a class-level default only where the value is plain
     (a default ``None`` for a submodule would hide the crash, not fix it), the
-    contract's mixin only for the sequence-parallel flags."""
+    contract's mixin only for the sequence-parallel flags. Where ``@dataclass``
+    writes the class's ``__init__`` (its fix says so), from ``__post_init__``."""
     from vllm_sp_base._contract import SEQUENCE_PARALLEL_DEFAULTS
 
     first = found[0]
@@ -63,7 +64,9 @@ def fix_hint(found: list[Finding]) -> str:
     flags = [a for a in attributes if a in SEQUENCE_PARALLEL_DEFAULTS]
     plain = [a for a in attributes if a not in flags
              and plain_value(next(f for f in found if f.attribute == a))]
-    hint = (f"call {skipped}.__init__ from {skipper}.__init__, or set "
+    status = result.fixes.get(first) if result is not None else None
+    where = "__post_init__" if status is not None and status.message.startswith("@dataclass writes") else "__init__"
+    hint = (f"call {skipped}.__init__ from {skipper}.{where}, or set "
             f"{', '.join(f'self.{a}' for a in attributes)} there")
     if flags:
         hint += f"; for {' and '.join(flags)}: inherit vllm_sp_base.SequenceParallelDefaults"
@@ -132,7 +135,7 @@ def grouped(result: AuditResult, colour: bool = False) -> str:
             also = [groups[k][0] for k in keys[1:]]
             lines.append(f"  the same in {plural(len(also), 'subclass', 'subclasses')}, one cause: "
                          + ", ".join(f"{_short(f.class_name)} ({display(f.path)}:{f.line})" for f in also))
-        lines.append(paint("dim", f"  fix: {fix_hint(found)}"))
+        lines.append(paint("dim", f"  fix: {fix_hint(found, result)}"))
         lines.extend(paint("dim", f"  {said}") for said in _fix_lines(result, found))
     return "\n".join(lines)
 
