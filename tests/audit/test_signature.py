@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from vllm_sp_base._audit.summaries._signature import _bound_names, header_arguments
+from vllm_sp_base._audit.summaries._signature import _bound_names, header_arguments, init_signature
 
 
 @pytest.mark.parametrize(("text", "names"), [
@@ -47,3 +47,24 @@ def test_every_way_a_body_binds_a_name_is_seen() -> None:
         x[0] = 2
     """)).body
     assert _bound_names(body) == set("abcdefjklmnoPqstuvwyz")  # not h, i, g, x, read, E
+
+
+@pytest.mark.parametrize(("header", "passed", "refused"), [
+    ("def __init__(self): pass", "0:", False),
+    ("def __init__(self): pass", "1:", True),  # too many positional arguments
+    ("def __init__(self): pass", "0:bias", True),  # an unexpected keyword argument
+    ("def __init__(self, a, b=1): pass", "0:", True),  # a is missing
+    ("def __init__(self, a, b=1): pass", "1:b", False),
+    ("def __init__(self, a, b=1): pass", "1:a", True),  # a given twice
+    ("def __init__(self, a, /, b=1): pass", "0:a", True),  # positional only
+    ("def __init__(self, *args): pass", "3:", False),
+    ("def __init__(self, *args): pass", "0:x", True),
+    ("def __init__(self, **kwargs): pass", "0:x", False),
+    ("def __init__(self, **kwargs): pass", "1:", True),
+    ("def __init__(self, *, k): pass", "0:", True),  # a keyword-only parameter with no default
+    ("def __init__(self, *, k): pass", "0:k", False),
+])
+def test_a_call_that_does_not_fit_the_signature_is_refused(header: str, passed: str, refused: bool) -> None:
+    function = ast.parse(header).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert init_signature(function.args).refuses(passed) is refused

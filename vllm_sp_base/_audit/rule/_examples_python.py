@@ -374,6 +374,25 @@ VALID = (
                 return self.proj(x)
     """, name="super-of-a-name-bound-nowhere"),
     Example("""
+        import torch
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+            def forward(self, x):
+                return x
+        class Conv(Base):
+            def __init__(self, channels, bias=True):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(channels))
+            def forward(self, x):
+                return x * self.weight
+        class QuantizedConv(Conv):
+            def __init__(self, channels=1, bias=True):
+                super(Conv, self).__init__(channels, bias=bias)  # Base.__init__(self) takes neither: TypeError
+                self.scale = 2
+    """, name="init-called-with-arguments-it-does-not-take"),
+    Example("""
         class Pipeline:
             def __init__(self, model):
                 self.model = model
@@ -682,6 +701,24 @@ INVALID = (
                 nn.Module.__init__(self)
                 self.use_fast = True  # the test holds on every build: the read runs on every forward
     """, (("Child", "rate", "error"),), name="getattr-default-overridden-by-the-class"),
+    Example("""
+        import torch
+        from torch import nn
+        class Base(nn.Module):
+            def __init__(self, channels, **kwargs):
+                super().__init__()
+            def forward(self, x):
+                return x
+        class Conv(Base):
+            def __init__(self, channels, bias=True):
+                super().__init__(channels)
+                self.weight = nn.Parameter(torch.ones(channels))
+            def forward(self, x):
+                return x * self.weight
+        class QuantizedConv(Conv):
+            def __init__(self, channels=1, bias=True):
+                super(Conv, self).__init__(channels, bias=bias)  # fits Base.__init__: built, without weight
+    """, (("QuantizedConv", "weight", "error"),), name="init-called-with-arguments-it-takes"),
     Example("""
         from torch import nn
         class Parent(nn.Module):

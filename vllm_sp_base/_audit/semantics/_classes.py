@@ -33,6 +33,7 @@ from vllm_sp_base._audit.summaries._events import (
     Read,
     Set,
     SetEach,
+    Signature,
     contradicts,
     parse_local_import,
 )
@@ -107,7 +108,7 @@ class ClassModel:
         found = self._generated.get(index)
         if found is None:
             found = self._generated[index] = Method("__init__", own.line)
-            found._events.extend(own.events)
+            found._events.extend(e for e in own.events if type(e) is not Signature)  # the fields are its parameters
             entry = self.mro[index]
             decorated = self.project.mro(entry) if isinstance(entry, ClassRef) else []
             infos = [self.project.class_info(e) if isinstance(e, ClassRef) else None for e in decorated[1:]]
@@ -287,7 +288,7 @@ def walk(
         if event is None:
             stack.pop()
             continue
-        if type(event) is Parameters:
+        if type(event) is Parameters or type(event) is Signature:
             continue
         surely = not (under or getattr(event, "conditional", False))
         event_sure = sure_when if not getattr(event, "conditional", False) else None

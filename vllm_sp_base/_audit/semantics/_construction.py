@@ -26,12 +26,13 @@ from vllm_sp_base._audit.summaries._events import (
     Set,
     SetAny,
     SetEach,
+    Signature,
     contradicts,
     defaulted,
     holds,
     requirements,
 )
-from vllm_sp_base._audit.summaries._summaries import bound_methods
+from vllm_sp_base._audit.summaries._summaries import Method, bound_methods
 
 
 @dataclass
@@ -172,6 +173,11 @@ def construct(model: ClassModel, refusals: Sequence[Refusal] = ()) -> Constructi
             continue
         if type(event) is Call:
             target = step.target
+            if (event.name == "__init__" and target is not None and target[1] is not None
+                    and not (event.conditional or step.conditional or step.caught)
+                    and _refuses(target[1], event.passed)):
+                built.raises = True  # ``__init__(self)`` given ``bias=bias``: TypeError, nothing after runs
+                break
             if event.name == "__init__" and target is not None and target[1] is not None:
                 init_calls.setdefault(target[0], []).append(step)
                 known = _failed_test(step, found[0], built)
@@ -363,6 +369,13 @@ def opposite(test: str) -> str:
     if test.startswith("not ") and " " not in test[4:]:
         return test[4:]
     return f"not ({test})" if " " in test else f"not {test}"
+
+
+def _refuses(init: Method, passed: str | None) -> bool:
+    """Whether a call that passed ``passed`` (``Call.passed``; None: out of
+    sight) does not fit ``init``'s signature, where its summary has one."""
+    signature = next((e for e in init.events[:2] if type(e) is Signature), None)
+    return passed is not None and signature is not None and signature.refuses(passed)
 
 
 def _names_nothing(model: ClassModel, owner: int, target: str) -> bool:

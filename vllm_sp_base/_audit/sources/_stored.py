@@ -24,6 +24,7 @@ from vllm_sp_base._audit.summaries._events import (
     Set,
     SetAny,
     SetEach,
+    Signature,
 )
 from vllm_sp_base._audit.summaries._summaries import Body, ClassInfo, Method, ModuleInfo
 
@@ -32,7 +33,7 @@ class BadEntry(Exception):
     """A cache value that is not of a shape this module writes."""
 
 
-_EVENTS: tuple[type[Any], ...] = (Read, Set, SetEach, SetAny, Call, Marker, Assert, Parameters)
+_EVENTS: tuple[type[Any], ...] = (Read, Set, SetEach, SetAny, Call, Marker, Assert, Parameters, Signature)
 _EVENT_TAG = {kind: tag for tag, kind in enumerate(_EVENTS)}
 _FIELDS = {kind: tuple(kind.__dataclass_fields__) for kind in _EVENTS}
 _PLAIN_TYPES: dict[str, tuple[type[Any], ...]] = {

@@ -144,7 +144,39 @@ class Parameters:
         return [name for name in self.none_by_default.split(",") if name and name not in given]
 
 
-Event = Read | Set | SetEach | SetAny | Call | Marker | Assert | Parameters
+@dataclass(slots=True)
+class Signature:
+    """An ``__init__``'s parameters after the instance: a call whose
+    arguments do not fit raises TypeError before the body runs (a decorator
+    that renames keywords is not read) (bayesian-torch's ``super(Grandparent, self).__init__(...,
+    bias=bias)`` into an ``__init__(self)``). ``positional``: the names a
+    positional argument fills, in order; ``keywords``: the names a keyword
+    may give; ``required``: those without a default; ``rest``: ``*args``
+    (``"*"``), ``**kwargs`` (``"**"``), both or neither."""
+
+    positional: str
+    keywords: str
+    required: str
+    rest: str
+    line: int = 0
+
+    def refuses(self, passed: str) -> bool:
+        """Whether a call that passed ``passed`` (``Call.passed``) raises TypeError."""
+        count, _, spelled = passed.partition(":")
+        given = [k for k in spelled.split(",") if k]
+        positional = [p for p in self.positional.split(",") if p]
+        if int(count) > len(positional) and "*" not in self.rest.replace("**", ""):
+            return True  # too many positional arguments
+        filled = set(positional[: int(count)])
+        if filled & set(given):
+            return True  # a parameter given twice
+        keywords = set(self.keywords.split(","))
+        if "**" not in self.rest and any(k not in keywords for k in given):
+            return True  # an unexpected keyword argument
+        return any(r and r not in filled | set(given) for r in self.required.split(","))
+
+
+Event = Read | Set | SetEach | SetAny | Call | Marker | Assert | Parameters | Signature
 
 
 #: How ``Read.requires`` joins its requirements (a literal's repr has no raw newline).

@@ -11,7 +11,7 @@ import io
 import re
 import tokenize
 
-from vllm_sp_base._audit.summaries._events import Parameters
+from vllm_sp_base._audit.summaries._events import Parameters, Signature
 
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
@@ -33,6 +33,17 @@ def parameters(args: ast.arguments, instance: str, body: list[ast.stmt]) -> Para
     names = [a.arg for a in positional]
     after = names[names.index(instance) + 1:] if instance in names else names
     return Parameters(",".join(after), ",".join(none))
+
+
+def init_signature(args: ast.arguments) -> Signature:
+    """The ``Signature`` of ``args``, the instance (its first parameter) left out."""
+    positional = [a.arg for a in args.posonlyargs + args.args][1:]
+    defaults = len(args.defaults)
+    required = positional[: len(positional) - defaults] if defaults <= len(positional) else []
+    keywords = [a.arg for a in args.args if a.arg in positional] + [a.arg for a in args.kwonlyargs]
+    required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None]
+    rest = ("*" if args.vararg else "") + ("**" if args.kwarg else "")
+    return Signature(",".join(positional), ",".join(keywords), ",".join(required), rest)
 
 
 def header_parameters(text: str, instance: str, body: list[ast.stmt]) -> Parameters | None:

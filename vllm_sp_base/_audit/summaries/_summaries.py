@@ -11,7 +11,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.summaries._events import Call, Event, Import, Read, Set
-from vllm_sp_base._audit.summaries._signature import def_text, header_arguments, header_parameters
+from vllm_sp_base._audit.summaries._signature import (
+    def_text,
+    header_arguments,
+    header_parameters,
+    init_signature,
+)
 from vllm_sp_base._audit.summaries._visitor import (
     _REGISTERS,
     _REGISTRIES,
@@ -261,10 +266,14 @@ def summarize_body(method: Method, body: Body) -> None:
             and (node.lineno, node.name) == (method.line, method.name.partition(".")[0])
         )
         line_offset = 0
-    signature = header_parameters(
-        def_text(body.source, method.line, body.start, body.first_line), body.self_name, statements)
+    header = def_text(body.source, method.line, body.start, body.first_line)
+    signature = header_parameters(header, body.self_name, statements)
     if signature is not None:
         method._events.append(signature)
+    if method.name == "__init__":
+        arguments = header_arguments(header)
+        if arguments is not None:
+            method._events.append(init_signature(arguments))
     def parameters() -> list[str] | None:
         found = header_arguments(def_text(body.source, method.line, body.start, body.first_line))
         return None if found is None else [a.arg for a in (*found.posonlyargs, *found.args, *found.kwonlyargs)]

@@ -19,6 +19,7 @@ from vllm_sp_base._audit.summaries._signature import (
     def_text,
     header_arguments,
     header_parameters,
+    init_signature,
     parameters,
 )
 from vllm_sp_base._audit.summaries._summaries import (
@@ -92,6 +93,11 @@ def _method(
         _kept_text(module, node), args[0], node.body)
     if signature is not None:
         method._events.append(signature)
+    if node.name == "__init__" and not instance:
+        # A cut module's skeleton keeps only the first parameter: the kept text has them all.
+        arguments = header_arguments(_kept_text(module, node)) if module.cuts else node.args
+        if arguments is not None:
+            method._events.append(init_signature(arguments))
     def parameter_names() -> list[str] | None:
         # A cut module's skeleton keeps only a signature's first parameter: its text has them all.
         found = header_arguments(_kept_text(module, node)) if module.cuts else node.args
