@@ -8,7 +8,9 @@ reads the hook dictionaries ``Optimizer.__init__`` sets; a checkpointing loop
 saves and loads its state (``state_dict``, ``load_state_dict``: a feature,
 not every use); it steps a learning-rate scheduler (``step`` reads
 ``_step_count``, which ``LRScheduler.__init__`` sets: funasr 1.4.16's
-``TriStageLR`` ran it only from a method nothing calls). Before
+``TriStageLR`` ran it only from a method nothing calls); it indexes a
+dataset (``dataset[i]``: ``__getitem__``; cogdl 0.6's ``OGBLDataset`` skipped
+the ``Dataset.__init__`` that sets ``transform``) or iterates an iterable one. Before
 ``Module.__init__`` has run, a module refuses a submodule, a parameter or a
 buffer (``cannot assign module before Module.__init__() call``): it looks for
 the dictionaries ``Module.__init__`` sets."""
@@ -29,6 +31,8 @@ TORCH = Framework(
                     installed_by=("zero_grad",)),
         )),
         Driven("torch.optim.lr_scheduler.LRScheduler", ("step",)),
+        Driven("torch.utils.data.dataset.Dataset", ("__getitem__",)),
+        Driven("torch.utils.data.dataset.IterableDataset", ("__iter__",)),
     ),
     refusals=(
         Refusal(

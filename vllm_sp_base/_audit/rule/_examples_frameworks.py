@@ -104,6 +104,24 @@ VALID = (
                     group["lr"] = self.lr
     """, name="torch-lr-scheduler-that-steps-itself"),
     Example("""
+        from torch.utils.data import Dataset
+        class Graphs(Dataset):
+            def __init__(self, root, transform=None):
+                self.root = root
+                self.transform = transform
+            def __getitem__(self, index):
+                return self.transform(index) if self.transform else index
+            def __len__(self):
+                return 1
+        class Cached(Graphs):
+            def __init__(self, items):
+                self.items = items  # skips Graphs.__init__; indexes its own items
+            def __getitem__(self, index):
+                return self.items[index]
+            def __len__(self):
+                return len(self.items)
+    """, name="torch-dataset-that-indexes-itself"),
+    Example("""
         class BaseEstimator:  # scikit-learn's: no __init__ of its own
             pass
         class Scaler(BaseEstimator):
@@ -161,6 +179,20 @@ INVALID = (
                 return [group["lr"] for group in self.optimizer.param_groups]
     """, (("TriStageLR", "_step_count", "error"), ("TriStageLR", "last_epoch", "warning")),
         name="torch-lr-scheduler-stepped-without-its-init"),
+    Example("""
+        from torch.utils.data import Dataset
+        class Graphs(Dataset):
+            def __init__(self, root, transform=None):
+                self.root = root
+                self.transform = transform
+            def __getitem__(self, index):
+                return self.transform(index) if self.transform else index
+            def __len__(self):
+                return 1
+        class LinkGraphs(Graphs):  # cogdl 0.6's OGBLDataset
+            def __init__(self, root, name):
+                self.name = name  # skips Graphs.__init__: no transform
+    """, (("LinkGraphs", "transform", "error"),), name="torch-dataset-indexed-without-its-init"),
     Example("""
         class BaseEstimator:
             pass
