@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from vllm_sp_base._audit.summaries._signature import _bound_names, header_arguments, init_signature
+from vllm_sp_base._audit.summaries._signature import bound_names, header_arguments, init_signature
 
 
 @pytest.mark.parametrize(("text", "names"), [
@@ -46,7 +46,7 @@ def test_every_way_a_body_binds_a_name_is_seen() -> None:
         x.attr = 1
         x[0] = 2
     """)).body
-    assert _bound_names(body) == set("abcdefjklmnoPqstuvwyz")  # not h, i, g, x, read, E
+    assert bound_names(body) == set("abcdefjklmnoPqstuvwyz")  # not h, i, g, x, read, E
 
 
 @pytest.mark.parametrize(("header", "passed", "refused"), [

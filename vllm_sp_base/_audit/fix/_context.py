@@ -22,6 +22,7 @@ from vllm_sp_base._audit.fix._names import (
     root_name,
 )
 from vllm_sp_base._audit.report._finding import Finding
+from vllm_sp_base._audit.summaries._syntax import dataclass_decorator, writes_init
 
 _ABSENT = Binding("", "")
 
@@ -139,25 +140,13 @@ def load_context(finding: Finding) -> Context | str:
         lacking = sub_cls if sub_init is None else parent_cls
         if any(_rebinds(node, "__init__") for node in lacking.body):
             return f"{lacking.name}'s class body binds __init__ to another's (`__init__ = ...`)"
-        if sub_init is None and written_by_dataclass(sub_cls):
+        if sub_init is None and (decorator := dataclass_decorator(sub_cls)) is not None and writes_init(decorator):
             return (f"@dataclass writes {sub_name}.__init__: call {parent_name}.__init__(self) "
                     f"from {sub_name}.__post_init__")
         return f"{sub_name if sub_init is None else parent_name} has no __init__ of its own in its class body"
     if sub_init.body and sub_init.body[0].lineno == sub_init.lineno:
         return f"{sub_name}.__init__ is written on one line"
     return Context(sub, sub_cls, sub_init, parent, parent_cls, parent_init)
-
-
-def written_by_dataclass(cls: ast.ClassDef) -> bool:
-    """Whether a ``@dataclass`` decorator (a dotted name ending so, called or not) writes the class's ``__init__``."""
-    for decorator in cls.decorator_list:
-        call = decorator if isinstance(decorator, ast.Call) else None
-        target = call.func if call is not None else decorator
-        name = ast.unparse(target).rsplit(".", 1)[-1]
-        init = next((k.value for k in call.keywords if k.arg == "init"), None) if call is not None else None
-        if name == "dataclass" and not (isinstance(init, ast.Constant) and init.value is False):
-            return True
-    return False
 
 
 @dataclass

@@ -9,6 +9,7 @@ import ast
 import functools
 
 from vllm_sp_base._audit.semantics._project import ClassRef, Project, is_builtin
+from vllm_sp_base._audit.summaries._signature import bound_names
 from vllm_sp_base._audit.summaries._summaries import python_name
 
 
@@ -61,15 +62,6 @@ def unbound_in(project: Project, module: str, name: str) -> bool:
     tree = module_tree(project, module)
     if tree is None or is_builtin(name):
         return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return False
-        if isinstance(node, ast.alias) and (node.name == "*" or (node.asname or node.name).split(".")[0] == name):
-            return False
-        if isinstance(node, ast.arg) and node.arg == name:
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return False
-    return True
+    if any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) for node in ast.walk(tree)):
+        return False
+    return name not in bound_names(tree.body)

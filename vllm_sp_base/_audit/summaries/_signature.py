@@ -26,7 +26,7 @@ def parameters(args: ast.arguments, instance: str, body: list[ast.stmt]) -> Para
     pairs = [*zip(positional, defaults, strict=True), *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
     none = [a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None and a.arg != instance]
     if none:
-        rebound = _bound_names(body)
+        rebound = bound_names(body)
         none = [name for name in none if name not in rebound]
     if not none:
         return None
@@ -123,7 +123,7 @@ def _tokenized_header(text: str) -> str | None:
     return None
 
 
-def _bound_names(body: list[ast.stmt]) -> set[str]:
+def bound_names(body: list[ast.stmt]) -> set[str]:
     """Every name the body binds, in it or in what it nests (a parameter of
     a nested function or lambda shadows one of the method's). A walk of its
     own: ``ast.walk``'s generators took a sixth of the summaries' time."""

@@ -29,7 +29,14 @@ from vllm_sp_base._audit.summaries._summaries import (
     Method,
     ModuleInfo,
 )
-from vllm_sp_base._audit.summaries._syntax import constant_strings, dotted, import_bindings, mangled
+from vllm_sp_base._audit.summaries._syntax import (
+    constant_strings,
+    dataclass_decorator,
+    dotted,
+    import_bindings,
+    mangled,
+    writes_init,
+)
 from vllm_sp_base._audit.summaries._visitor import MethodVisitor
 
 try:
@@ -267,9 +274,7 @@ def _dataclass(
     sets the class's own fields here (not a ``field(init=False)`` without a
     ``default_factory``), and whoever knows the MRO adds its dataclass bases'
     fields and the ``__post_init__`` call (``ClassModel``)."""
-    decorator = next((d for d in node.decorator_list
-                      if (dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"),
-                     None)
+    decorator = dataclass_decorator(node)
     if decorator is None:
         return None, False, set()
     declared = [
@@ -281,9 +286,7 @@ def _dataclass(
     fields = tuple(stmt.target.id for stmt in declared)  # type: ignore[union-attr]
     options = {stmt.target.id: _field_options(stmt.value) for stmt in declared}  # type: ignore[union-attr]
     no_default = {name for name, found in options.items() if found is not None and "default" not in found}
-    writes = not (isinstance(decorator, ast.Call) and any(
-        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in decorator.keywords))
-    if not writes or "__init__" in methods:
+    if not writes_init(decorator) or "__init__" in methods:
         return fields, False, no_default
     init = Method("__init__", node.lineno)
     init._events.extend(

@@ -128,3 +128,15 @@ def mangled(attr: str, class_name: str) -> str:
 
 def is_super(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def dataclass_decorator(node: ast.ClassDef) -> ast.expr | None:
+    """The class's ``@dataclass`` decorator (a dotted name ending so, called or not), if it has one."""
+    return next((d for d in node.decorator_list
+                 if (dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"), None)
+
+
+def writes_init(decorator: ast.expr) -> bool:
+    """Whether a ``@dataclass`` decorator writes an ``__init__`` (not ``init=False``)."""
+    return not (isinstance(decorator, ast.Call) and any(
+        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in decorator.keywords))
