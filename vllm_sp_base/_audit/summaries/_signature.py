@@ -7,6 +7,7 @@ None). A cut body holds no signature: it is read from the source, from the
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -56,12 +57,17 @@ def header_parameters(text: str, instance: str, body: list[ast.stmt]) -> Paramet
 
 
 def header_arguments(text: str) -> ast.arguments | None:
-    """The arguments of the ``def`` that ``text`` starts with."""
+    """The arguments of the ``def`` that ``text`` starts with (shared: read them, never change them)."""
     header = _header(text)
-    if header is None:
-        return None
+    return None if header is None else _arguments(header.strip())
+
+
+@functools.lru_cache(maxsize=1024)
+def _arguments(header: str) -> ast.arguments | None:
+    # One parse per distinct header: most ``__init__``s of a tree share a few
+    # (``def __init__(self, config):``), and each one's signature is read.
     try:
-        node = ast.parse(header.strip() + ":\n    pass\n").body[0]
+        node = ast.parse(header + ":\n    pass\n").body[0]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return node.args if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
