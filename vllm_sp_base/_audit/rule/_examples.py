@@ -44,6 +44,21 @@ _MULTIMODAL = textwrap.dedent("""
 """)
 
 
+#: A model whose ``embed_multimodal`` reads its vision tower for images (the
+#: examples of a model's only modality and one of several).
+_IMAGE_MODEL = textwrap.dedent("""
+        class ImageModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.vision_tower = nn.Identity()
+            def embed_multimodal(self, **inputs):
+                for modality in inputs:
+                    if modality == "image":
+                        return self.vision_tower(inputs[modality])
+                return None
+""")
+
+
 #: A parent whose registered processor supplies a field its inputs are
 #: checked for (the input-field examples), and one whose does not.
 _FIELDS = textwrap.dedent("""
@@ -1585,16 +1600,7 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # it takes videos: the read fails on the first one
     """), (("VideoModel", "video_pruning_rate", "warning"),), name="modality-the-model-takes"),
-    Example(_MULTIMODAL + textwrap.dedent("""
-        class ImageModel(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.vision_tower = nn.Identity()
-            def embed_multimodal(self, **inputs):
-                for modality in inputs:
-                    if modality == "image":
-                        return self.vision_tower(inputs[modality])
-                return None
+    Example(_MULTIMODAL + _IMAGE_MODEL + textwrap.dedent("""
         @MULTIMODAL_REGISTRY.register_processor(None, info=ImageOnlyInfo, dummy_inputs=None)
         class PatchedImageModel(ImageModel):
             def __init__(self):
@@ -1618,16 +1624,7 @@ INVALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # images only: every start reads vision_tower, never video_tower
     """), (("PatchedImagesModel", "vision_tower", "error"),), name="modality-the-model-only-takes-in-the-plural"),
-    Example(_MULTIMODAL + textwrap.dedent("""
-        class ImageModel(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.vision_tower = nn.Identity()
-            def embed_multimodal(self, **inputs):
-                for modality in inputs:
-                    if modality == "image":
-                        return self.vision_tower(inputs[modality])
-                return None
+    Example(_MULTIMODAL + _IMAGE_MODEL + textwrap.dedent("""
         @MULTIMODAL_REGISTRY.register_processor(None, info=VLInfo, dummy_inputs=None)
         class PatchedVLModel(ImageModel):
             def __init__(self):

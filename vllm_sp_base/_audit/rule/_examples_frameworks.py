@@ -46,6 +46,20 @@ _STORE_ATTR = """
             return Slow(opt).run()
 """
 
+#: A torch dataset whose ``__init__`` sets what its ``__getitem__`` reads.
+_GRAPHS = """
+        from torch.utils.data import Dataset
+        class Graphs(Dataset):
+            def __init__(self, root, transform=None):
+                self.root = root
+                self.transform = transform
+            def __getitem__(self, index):
+                return self.transform(index) if self.transform else index
+            def __len__(self):
+                return 1
+"""
+
+
 VALID = (
     Example(_SCALED + """
         class Child(Parent):
@@ -103,16 +117,7 @@ VALID = (
                 for group in self.optimizer.param_groups:
                     group["lr"] = self.lr
     """, name="torch-lr-scheduler-that-steps-itself"),
-    Example("""
-        from torch.utils.data import Dataset
-        class Graphs(Dataset):
-            def __init__(self, root, transform=None):
-                self.root = root
-                self.transform = transform
-            def __getitem__(self, index):
-                return self.transform(index) if self.transform else index
-            def __len__(self):
-                return 1
+    Example(_GRAPHS + """
         class Cached(Graphs):
             def __init__(self, items):
                 self.items = items  # skips Graphs.__init__; indexes its own items
@@ -179,16 +184,7 @@ INVALID = (
                 return [group["lr"] for group in self.optimizer.param_groups]
     """, (("TriStageLR", "_step_count", "error"), ("TriStageLR", "last_epoch", "warning")),
         name="torch-lr-scheduler-stepped-without-its-init"),
-    Example("""
-        from torch.utils.data import Dataset
-        class Graphs(Dataset):
-            def __init__(self, root, transform=None):
-                self.root = root
-                self.transform = transform
-            def __getitem__(self, index):
-                return self.transform(index) if self.transform else index
-            def __len__(self):
-                return 1
+    Example(_GRAPHS + """
         class LinkGraphs(Graphs):  # cogdl 0.6's OGBLDataset
             def __init__(self, root, name):
                 self.name = name  # skips Graphs.__init__: no transform
