@@ -19,6 +19,18 @@ class Example:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
 
 
+#: A torch module whose ``__init__`` sets what its ``forward`` reads, by another name.
+SCALED = """
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def forward(self, x):
+                return x * self.scale
+"""
+
+
 #: A vLLM-style multimodal parent and two processing infos (the modality examples).
 _MULTIMODAL = textwrap.dedent("""
         from torch import nn
@@ -810,14 +822,7 @@ VALID = (
             def __init__(self):
                 nn.Module.__init__(self)  # a draft: the proposer gives it the target's lm_head
     """, name="draft-head-shared-by-the-engine"),
-    Example("""
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.scale = 2
-            def forward(self, x):
-                return x * self.scale
+    Example(SCALED + """
         class Distributed(Parent):
             '''Never built itself: see ``Distributed.__init__`` and build a subclass.'''
             def __init__(self):

@@ -7,8 +7,7 @@ Module.__init__() call``), each executed in
 
 from __future__ import annotations
 
-from vllm_sp_base._audit.rule._examples import Example
-from vllm_sp_base._audit.rule._examples_python import SCALED
+from vllm_sp_base._audit.rule._examples import SCALED, Example
 
 #: A torch module whose ``__init__`` sets what its ``forward`` reads (``torch`` imported too).
 _SCALED = """

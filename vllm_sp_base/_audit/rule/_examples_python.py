@@ -6,7 +6,7 @@ and classes held in class attributes. Each is checked by executing it in
 
 from __future__ import annotations
 
-from vllm_sp_base._audit.rule._examples import Example
+from vllm_sp_base._audit.rule._examples import SCALED, Example
 
 #: A parent ``__init__`` that runs ``set_pending`` only when given ``pending``
 #: (its default None), and a subclass whose override reads what it has not
@@ -79,15 +79,21 @@ _DATA_HOOKS = """
                 return self.prepare_data_per_node
 """
 
-#: A torch module whose ``__init__`` sets what its ``forward`` reads, by another name.
-SCALED = """
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.scale = 2
-            def forward(self, x):
-                return x * self.scale
+
+#: A plain pipeline that prepares itself on its first call, unless its flag says it is.
+_PREPARE = "self.model = self.model.to(self.device)"
+_PREPARED = f"""
+        class Pipeline:
+            def __init__(self, model):
+                self.model = model
+                self._prepared = False
+                self.device = "cpu"
+            def prepare(self):
+                {_PREPARE}
+            def __call__(self, x):
+                if not self._prepared:
+                    self.prepare()
+                return self.model(x)
 """
 
 #: A torch module whose ``__init__`` sets what its own ``forward`` does not read.
@@ -392,19 +398,8 @@ VALID = (
                 super(Conv, self).__init__(channels, bias=bias)  # Base.__init__(self) takes neither: TypeError
                 self.scale = 2
     """, name="init-called-with-arguments-it-does-not-take"),
-    Example("""
-        class Pipeline:
-            def __init__(self, model):
-                self.model = model
-                self._prepared = False
-                self.device = "cpu"
-            def prepare(self):
-                self.model = self.model.to(self.device)
-                self._prepared = True  # what the subclass set too: the test still fails
-            def __call__(self, x):
-                if not self._prepared:
-                    self.prepare()
-                return self.model(x)
+    Example(_PREPARED.replace(_PREPARE, _PREPARE + """
+                self._prepared = True  # what the subclass set too: the test still fails""") + """
         class ReadyPipeline(Pipeline):
             def __init__(self, model):
                 self.model = model
@@ -412,18 +407,7 @@ VALID = (
         def main():
             return ReadyPipeline(len)([1])
     """, name="test-the-class-constant-fails-though-another-method-sets-it-alike"),
-    Example("""
-        class Pipeline:
-            def __init__(self, model):
-                self.model = model
-                self._prepared = False
-                self.device = "cpu"
-            def prepare(self):
-                self.model = self.model.to(self.device)
-            def __call__(self, x):
-                if not self._prepared:
-                    self.prepare()
-                return self.model(x)
+    Example(_PREPARED + """
         class Loaded(Pipeline):
             def __init__(self, model):
                 self.model = model
