@@ -140,6 +140,22 @@ VALID = (
     Example("""
         from torch import nn
         class Parent(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+            def forward(self, x):
+                return x * self.dim
+        class Other(Parent):
+            pass
+        CHOICES = {"parent": Parent, "other": Other}
+        class Mid(Other):
+            def __init__(self, dim, kind="parent"):
+                self.generation_class = CHOICES[kind]
+                self.generation_class.__init__(self, dim)  # a class the instance was given: unknown here
+    """, name="parent-init-through-an-instance-attribute"),
+    Example("""
+        from torch import nn
+        class Parent(nn.Module):
             def __init__(self):
                 super().__init__()
                 self.cache = {}

@@ -18,6 +18,7 @@ from vllm_sp_base._audit.summaries._conditions import CALLED, EMPTY_SEQUENCES
 from vllm_sp_base._audit.summaries._events import (
     DEFAULTED,
     FALSE_LITERALS,
+    HELD,
     Assert,
     Call,
     Known,
@@ -198,7 +199,7 @@ def construct(model: ClassModel, refusals: Sequence[Refusal] = ()) -> Constructi
                 # ``Base.__init__(self)`` of a base that resolves to no class the source
                 # shows; or an __init__ from outside the MRO: who is built is unclear.
                 unknown = model.opaque_base(event)
-                if unknown is None and model.outside_mro(step.owner, event):
+                if unknown is None and (model.outside_mro(step.owner, event) or _held_unknown(event)):
                     unknown = 0
             if unknown is not None:
                 built.unknown_from = unknown if built.unknown_from is None else min(unknown, built.unknown_from)
@@ -231,6 +232,13 @@ def construct(model: ClassModel, refusals: Sequence[Refusal] = ()) -> Constructi
         if all(innermost in built.skipped_unless for _, innermost, _ in built.set_through[attr][:before])
     }
     return built
+
+
+def _held_unknown(call: Call) -> bool:
+    """``self.agent_class.__init__(self)`` where no class body binds
+    ``agent_class`` to a class (a property setter picks it from a dict): it
+    runs some class's ``__init__``, which one the source does not say."""
+    return call.target is not None and call.target.startswith(HELD)
 
 
 def _meet_read(
