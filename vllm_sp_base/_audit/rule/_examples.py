@@ -770,6 +770,22 @@ VALID = (
                     return self.base.__getattribute__(name)  # a failed lookup goes to the base
     """, name="delegate-getattribute-answers"),
     Example("""
+        class Spec:
+            def __init__(self, dtype):
+                self.scalar_type = dtype
+            @property
+            def dtype(self):
+                return self.scalar_type
+        class ViewSpec(Spec):
+            def __init__(self, base):
+                self._base = base  # skips Spec.__init__, but:
+                assert self.dtype == base.dtype
+            def __getattribute__(self, name):
+                if name in ("dtype", "scalar_type"):
+                    return object.__getattribute__(self._base, name)  # these lookups go to the base
+                return object.__getattribute__(self, name)
+    """, name="getattribute-redirects-to-a-delegate"),
+    Example("""
         from torch import nn
         from not_installed_anywhere import RemoteTrainer
         class Trainer(nn.Module):
@@ -832,6 +848,26 @@ VALID = (
                 super().__init__()
                 self.scale = 3
     """, name="base-a-docstring-names-is-only-a-base"),
+    Example("""
+        class Wrapped:
+            def __init__(self, value):
+                self.value = value
+            def length(self):
+                return len(self.value)
+        class SequenceMethods(Wrapped):  # a namespace of methods, never built
+            def __init__(self, items=()):
+                self.value[:] = list(items)
+        class ListMethods(SequenceMethods):
+            def __new__(cls, items=()):
+                return Wrapped(list(items))
+        LOOKASIDES = {}
+        def register(typ, methods):
+            for name in dir(typ):
+                if hasattr(methods, name):
+                    LOOKASIDES[getattr(typ, name)] = getattr(methods, name)  # looks its methods up
+        register(tuple, SequenceMethods)
+        register(list, ListMethods)
+    """, name="class-passed-only-to-have-its-methods-looked-up"),
     Example(_MULTIMODAL + textwrap.dedent("""
         @MULTIMODAL_REGISTRY.register_processor(None, info=ImageOnlyInfo, dummy_inputs=None)
         class ImageOnlyModel(VLModel):

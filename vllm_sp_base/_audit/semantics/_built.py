@@ -155,6 +155,7 @@ class _Uses(ast.NodeVisitor):
         self.init_run = False  # ``Name.__init__(self, ...)``: its code runs, no Name is built
         self.other = False
         self.inside = 0  # in the class's own body: its own ``Name.__init__(self)`` is no helper use
+        self.functions: dict[str, ast.FunctionDef] = {}
 
     def _names(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Name):
@@ -178,7 +179,21 @@ class _Uses(ast.NodeVisitor):
             self.visit(item)
         self.inside -= own
 
+    def visit_Module(self, node: ast.Module) -> None:
+        self.functions = _module_functions(node)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
+        function = self.functions.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if function is not None and any(self._names(arg) for arg in node.args):
+            # ``register(tuple, Methods)`` where ``register`` only looks attributes
+            # up on that parameter (``getattr(methods, name)``): nothing is built.
+            for index, arg in enumerate(node.args):
+                if not (isinstance(arg, ast.Name) and arg.id == self.name and _only_inspected(function, index)):
+                    self.visit(arg)
+            for keyword in node.keywords:
+                self.visit(keyword)
+            return
         # type(name, (Base, Other), namespace): a class made at run time.
         bases = node.args[1] if len(node.args) == 3 else None
         if isinstance(node.func, ast.Name) and node.func.id == "type" and isinstance(bases, ast.Tuple):
@@ -217,6 +232,44 @@ class _Uses(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.other |= self.exports and any(a.name == self.name for a in node.names)
+
+
+#: Calls that look an attribute up on their first argument, and no more.
+_INSPECTS = frozenset({"getattr", "hasattr", "dir", "vars"})
+
+
+def _module_functions(module: ast.Module) -> dict[str, ast.FunctionDef]:
+    """The module's functions by name, each defined once at its top level."""
+    found: dict[str, ast.FunctionDef] = {}
+    twice: set[str] = set()
+    for statement in module.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if statement.name in found:
+                twice.add(statement.name)
+            if isinstance(statement, ast.FunctionDef):
+                found[statement.name] = statement
+    return {name: function for name, function in found.items() if name not in twice}
+
+
+def _only_inspected(function: ast.FunctionDef, index: int) -> bool:
+    """Whether ``function`` uses its ``index``-th positional parameter only as
+    the object ``getattr``, ``hasattr``, ``dir`` or ``vars`` look into: a
+    class passed there is read, never called."""
+    parameters = [*function.args.posonlyargs, *function.args.args]
+    if index >= len(parameters) or function.decorator_list:
+        return False
+    name = parameters[index].arg
+    looked_into: set[int] = set()
+    uses: list[ast.Name] = []
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _INSPECTS
+                and node.args and isinstance(node.args[0], ast.Name)):
+            looked_into.add(id(node.args[0]))
+        elif isinstance(node, ast.Name) and node.id == name:
+            uses.append(node)
+        elif isinstance(node, ast.arg) and node.arg == name and node is not parameters[index]:
+            return False  # a nested function's parameter of that name: another binding
+    return all(isinstance(use.ctx, ast.Load) and id(use) in looked_into for use in uses)
 
 
 #: Who may hold a class's instance as ``self``: (path, name) of a class that

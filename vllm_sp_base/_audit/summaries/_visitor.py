@@ -588,6 +588,9 @@ class MethodVisitor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         args = node.args
+        if self.method_name == "__getattribute__" and self._looks_up_elsewhere(node):
+            # ``object.__getattribute__(self._base, name)``: lookups the base answers.
+            self.events.append(Marker("answers_missing", self._line(node)))
         if isinstance(func, ast.Name) and func.id in _ATTR_BUILTINS and len(args) >= 2 and self._is_self(args[0]):
             for arg in args[2:]:
                 self.visit(arg)
@@ -625,6 +628,23 @@ class MethodVisitor(ast.NodeVisitor):
                 "function", func.id, func.id, self._line(node), self.depth > 0 or self.catching > 0,
                 self.catching > 0, func.col_offset, condition, requires,
                 imported=self._imported(func.id), explained=self._explained(requires)))
+
+    def _looks_up_elsewhere(self, node: ast.Call) -> bool:
+        """Whether ``node`` looks an attribute up on another object than the
+        instance: ``object.__getattribute__(other, name)``,
+        ``other.__getattribute__(name)`` or ``getattr(other, name)``."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "__getattribute__":
+            if is_super(func.value):
+                return False
+            receiver: ast.expr | None = func.value
+            if dotted(func.value) in ("object", "type"):
+                receiver = node.args[0] if node.args else None
+        elif isinstance(func, ast.Name) and func.id == "getattr" and node.args:
+            receiver = node.args[0]
+        else:
+            return False
+        return receiver is not None and not self._is_self(receiver)
 
     def _store_attr(self, node: ast.Call) -> None:
         """fastcore's ``store_attr("a,b")`` sets the calling method's arguments
