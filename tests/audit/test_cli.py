@@ -210,6 +210,20 @@ def test_entry_points_are_chosen_on_the_command_line(
     assert code == 0 and "[note] B skips" in out and "no entry point reaches it" in out
 
 
+def test_an_unreached_call_of_an_instance_attribute_is_a_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # ``self.tokenizer_fun(text)``: no class defines it, so the call reads what the skipped __init__ set.
+    module = tmp_path / "m.py"
+    module.write_text(
+        "class Base:\n    def __init__(self):\n        self.tokenizer_fun = str.split\n"
+        "    def tokenize(self, text):\n        return self.tokenizer_fun(text)\n"
+        "class Child(Base):\n    def __init__(self):\n        pass\n"
+    )
+    code, out, _ = _run(capsys, "--show-unreachable", str(module))
+    assert code == 0 and "note    self.tokenizer_fun Base.tokenize" in out
+
+
 def test_entry_points_are_configured_in_pyproject(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

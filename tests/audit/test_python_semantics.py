@@ -90,6 +90,26 @@ def test_a_plain_class_method_the_tree_calls_raises_where_it_calls_it() -> None:
         main()
 
 
+def test_an_abstract_methods_implementation_raises_on_the_input_its_test_names() -> None:
+    # The interface's users call ``encode``; given a video, the copy that skipped the parent's __init__ raises.
+    (example,) = [e for e in INVALID if e.name == "abstract-method-an-implementation-inherits"]
+    namespace = _namespace(example)
+    copied, full = namespace["CopiedEncoder"], namespace["InstructEncoder"]
+    assert isinstance(copied, type) and isinstance(full, type)
+    assert copied("m").encode({"text": 1}) == ["m"]
+    assert full("m").encode({"video": 1}) == [2]
+    with pytest.raises(AttributeError, match="'CopiedEncoder' object has no attribute 'fps'"):
+        copied("m").encode({"video": 1})
+
+
+def test_a_class_with_an_abstract_method_left_is_never_built() -> None:
+    (example,) = [e for e in VALID if e.name == "abstract-method-no-class-implements"]
+    unfinished = _namespace(example)["Unfinished"]
+    assert isinstance(unfinished, type)
+    with pytest.raises(TypeError, match="abstract"):
+        unfinished()
+
+
 def test_a_warning_example_raises_under_python_too() -> None:
     # The warning examples' reads are reached when their test holds; here it
     # always does, so Python raises where the rule warns.

@@ -154,6 +154,91 @@ VALID = (
                 self.generation_class.__init__(self, dim)  # a class the instance was given: unknown here
     """, name="parent-init-through-an-instance-attribute"),
     Example("""
+        from abc import ABC, abstractmethod
+        class Encoder(ABC):
+            def __init__(self):
+                self.fps = 2
+            @abstractmethod
+            def encode(self, inputs):
+                ...
+            def encode_video(self, inputs):
+                return [self.fps]
+        class Unfinished(Encoder):
+            def __init__(self):
+                self.name = "x"  # never built: encode is still abstract, so Unfinished() raises TypeError
+    """, name="abstract-method-no-class-implements"),
+    Example("""
+        from abc import ABC, abstractmethod
+        class Runner(ABC):
+            @abstractmethod
+            def execute(self, batch):
+                ...
+        class DecodeRunner(Runner):
+            def __init__(self):
+                self.buffers = []
+            def execute(self, batch):
+                return self.buffers + batch
+            def replay(self, batch):
+                return batch
+        class StepRunner(DecodeRunner):
+            def __init__(self, step):
+                self.step = step  # skips DecodeRunner.__init__, and is only ever replayed:
+        def make_runners():
+            return [StepRunner(step).replay([step]) for step in range(3)]  # the tree builds it: its calls say its uses
+    """, name="abstract-method-of-a-class-the-tree-builds-and-never-calls"),
+    Example("""
+        from abc import ABC, abstractmethod
+        class Config(ABC):
+            @abstractmethod
+            def get_name(self):
+                ...
+        class Fp8Config(Config):
+            def __init__(self, mx=False):
+                self.use_mx = mx
+            def get_name(self):
+                return "mxfp8" if self.use_mx else "fp8"
+        class HybridConfig(Fp8Config):
+            def __init__(self, fp8_config):
+                self.__dict__.update(fp8_config.__dict__)  # every attribute the built Fp8Config holds
+        CONFIGS = {"hybrid": HybridConfig}
+    """, name="abstract-method-after-copying-another-instances-dict"),
+    Example("""
+        from abc import ABC, abstractmethod
+        class Window(ABC):
+            @abstractmethod
+            def __iter__(self):
+                ...
+        class RangeWindow(Window):
+            def __init__(self, n):
+                self.ranges = list(range(n))
+            def __iter__(self):
+                return iter(self.ranges)
+        class Diagonal(RangeWindow):
+            def __init__(self, width):
+                self.width = width  # RangeWindow.__init__ runs later, in init_size
+            def init_size(self, n):
+                super().__init__(n)
+        def align(window, n):
+            window.init_size(n)  # what users of a window do first (a method nothing calls runs nothing)
+            return list(window)
+    """, name="parent-init-run-by-a-later-setup-method"),
+    Example("""
+        from torch import nn
+        class Imperceptible(nn.Module):
+            def __init__(self, refine_steps=4):
+                super().__init__()
+                self.refine_steps = refine_steps
+                self.masking = 0.5
+            def forward(self, x):
+                for _ in range(1, self.refine_steps + 1):  # runs only where refine_steps >= 1
+                    x = x * self.masking
+                return x
+        class CarliniWagner(Imperceptible):
+            def __init__(self):
+                nn.Module.__init__(self)
+                self.refine_steps = 0  # the refining stage never runs
+    """, name="range-loop-over-a-zero-the-class-sets"),
+    Example("""
         from torch import nn
         class Parent(nn.Module):
             def __init__(self):
@@ -944,6 +1029,24 @@ INVALID = (
                 other.run([2])
             return pipe.save_pretrained("out")  # a use of the class, not every one
     """, (("MyPipeline", "config", "warning"),), name="plain-class-method-the-tree-calls"),
+    Example("""
+        from abc import ABC, abstractmethod
+        class Encoder(ABC):
+            @abstractmethod
+            def encode(self, inputs):  # what the tree calls on every encoder it is given
+                ...
+        class InstructEncoder(Encoder):
+            def __init__(self, name, fps=2):
+                self.name = name
+                self.fps = fps
+            def encode(self, inputs):
+                if "video" in inputs:
+                    return [self.fps]
+                return [self.name]
+        class CopiedEncoder(InstructEncoder):
+            def __init__(self, name):
+                self.name = name  # the parent's __init__ copied, without fps
+    """, (("CopiedEncoder", "fps", "warning"),), name="abstract-method-an-implementation-inherits"),
     Example("""
         class Buffer:
             def __init__(self, size):

@@ -16,6 +16,7 @@ from vllm_sp_base._audit._options import (
 from vllm_sp_base._audit.frameworks import Refusal, Wrapper
 from vllm_sp_base._audit.report._finding import Finding, Frame, Unresolved, display_path
 from vllm_sp_base._audit.rule import _examples, _examples_frameworks, _examples_python
+from vllm_sp_base._audit.semantics._built import called_by_name, method_called
 from vllm_sp_base._audit.semantics._call_sites import entries_called
 from vllm_sp_base._audit.semantics._chains import SkipAnswers
 from vllm_sp_base._audit.semantics._chosen import chosen_facts
@@ -24,6 +25,7 @@ from vllm_sp_base._audit.semantics._construction import (
     Construction,
     construct,
     decided_constants,
+    run_later,
     skipped_inits,
     would_set,
 )
@@ -149,6 +151,9 @@ class SkippedInitRead:
     def _skipped(self, model: ClassModel, ref: ClassRef, built: Construction) -> list[Finding]:
         """What the ``__init__``s construction never runs leave unset, read."""
         skipped = skipped_inits(model, built)
+        if skipped:
+            later = run_later(model, skipped, self._method_called)
+            skipped = [i for i in skipped if i not in later]
         if built.unknown_from is not None:
             # An ``__init__`` the source does not show ran (gpytorch's ``ExactGP``,
             # not installed): its own bases are unknown, so a class from outside
@@ -171,7 +176,7 @@ class SkippedInitRead:
         # Construction that always raises leaves no instance for anything to run on.
         entries, features = ((), ()) if built.raises else entry_points_for(
             model, self.entry_points, self.feature_entry_points, self.plain_entry_points,
-            built.sets | class_level, built.sets_any,
+            built.sets | class_level, built.sets_any, lambda: self._called_by_name(ref),
         )
         # Where construction sets names the source does not show, a use is too weak a witness.
         sites = {} if built.raises or built.sets_any else self._call_sites(model, ref, missing, (*entries, *features))
@@ -233,6 +238,15 @@ class SkippedInitRead:
                 finding = dataclasses.replace(finding, masked_by=by, masked_while_built=while_built)
             reported.append(finding)
         return reported
+
+    def _method_called(self, name: str) -> bool:
+        """Whether an audited file calls a method ``name`` on some object (``window.init_size(n, m)``)."""
+        return self.spelling is not None and method_called(name, self.spelling(name))
+
+    def _called_by_name(self, ref: ClassRef) -> bool:
+        """Whether an audited file calls the class by its name (``Runner(worker, step)``)."""
+        name = python_name(ref.name)
+        return self.spelling is None or called_by_name(name, self.spelling(name))
 
     def _call_sites(
         self, model: ClassModel, ref: ClassRef, missing: set[str], entries: Sequence[str],

@@ -50,6 +50,19 @@ def only_a_base(
     return found is not None and any((uses.as_base or uses.init_run) and names_it(path) for path, uses in found)
 
 
+def called_by_name(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
+    """Whether one of ``texts`` spells a call of ``name`` (``Name(...)``,
+    ``module.Name(...)``), not its class header: the tree builds it itself."""
+    call = re.compile(rb"(?<!class )(?<!\w)" + re.escape(name.encode()) + rb"\s*\(")
+    return any(call.search(data) for _, data in texts)
+
+
+def method_called(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
+    """Whether one of ``texts`` spells a call of a method ``name`` on some object (``x.name(...)``)."""
+    call = re.compile(rb"\." + re.escape(name.encode()) + rb"\s*\(")
+    return any(call.search(data) for _, data in texts)
+
+
 Places = set[tuple[int, int]]  # (line, column) of name nodes in one file
 
 

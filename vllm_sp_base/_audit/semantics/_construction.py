@@ -5,7 +5,7 @@ of the built instance."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from vllm_sp_base._audit.frameworks import Refusal
@@ -514,6 +514,32 @@ def skipped_inits(model: ClassModel, built: Construction) -> list[int]:
         index for index, info in enumerate(model.infos)
         if info is not None and "__init__" in info.methods and not built.may_have_run_init(index)
     ]
+
+
+def run_later(model: ClassModel, skipped: list[int], called: Callable[[str], bool]) -> set[int]:
+    """Of ``skipped``, the ``__init__``s another method of the MRO runs on the
+    instance where the tree calls that method (``called``: ``window.init_size(n,
+    m)`` into ``super().__init__(n, m, ranges)``, darts' ``Itakura``): put off
+    to the step its users take first, not skipped. A method nothing calls
+    runs nothing (funasr's ``TriStageLR.init_schedule``). A dunder is left
+    out: Python runs it where construction and the entry points say (a
+    ``__post_init__`` the written ``__init__`` may never call)."""
+    found: set[int] = set()
+    spelled = (b"__init__",)
+    for owner, info in enumerate(model.infos):
+        if info is None:
+            continue
+        for name, method in bound_methods(info):
+            if (name.startswith("__") and name.endswith("__")) or not method.may_name(spelled):
+                continue
+            if not any(type(e) is Call and e.name == "__init__" for e in method.events) or not called(name):
+                continue
+            for event in method.events:
+                if type(event) is Call and event.name == "__init__":
+                    target = model.target(owner, event)
+                    if target is not None and target[0] in skipped:
+                        found.add(target[0])
+    return found
 
 
 def would_set(

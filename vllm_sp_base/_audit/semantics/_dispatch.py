@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from vllm_sp_base._audit.semantics._classes import ClassModel, Reached, nearest_test, walk
-from vllm_sp_base._audit.summaries._events import Known, Read, entailed
+from vllm_sp_base._audit.summaries._events import Call, Known, Read, entailed
 from vllm_sp_base._audit.summaries._summaries import bound_methods
 
 
@@ -62,9 +62,14 @@ def unreached(model: ClassModel, wanted: Iterable[str], skip: set[tuple[int, str
         for name, method in bound_methods(info):
             if (index, name) in skip or not left or not method.may_name(names):
                 continue
-            for read in method.reads:
-                if read.attr in left:
-                    left.discard(read.attr)
-                    found[read.attr] = Reached(
-                        read.attr, index, name, read.line, (), read.conditional, read.condition, read.requires)
+            for event in method.events:
+                # ``self.tokenizer_fun(text)`` where no class defines it reads the instance's attribute.
+                attr = event.attr if type(event) is Read else (
+                    event.name if type(event) is Call and event.kind == "self" and event.name in left
+                    and model.lookup(event.name) is None else None)
+                if attr is not None and attr in left:
+                    assert type(event) is Read or type(event) is Call
+                    left.discard(attr)
+                    found[attr] = Reached(
+                        attr, index, name, event.line, (), event.conditional, event.condition, event.requires)
     return found

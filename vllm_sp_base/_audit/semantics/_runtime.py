@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vllm_sp_base._audit.frameworks import Wrapper
@@ -310,6 +310,7 @@ def in_a_test(module: str) -> bool:
 def entry_points_for(
     model: ClassModel, entries: Sequence[str], features: Sequence[str],
     drives: Sequence[tuple[str, Sequence[str]]], has: set[str], anything: bool,
+    built_in_sight: Callable[[], bool] = lambda: True,
 ) -> tuple[Sequence[str], Sequence[str]]:
     """What the engine calls on a built instance: (every-load entry points,
     feature entry points). A torch module gets ``entries`` and the features
@@ -317,7 +318,10 @@ def entry_points_for(
     the source does not show); a plain class what ``drives`` says the engine
     calls on it (those among ``features`` as features: a worker's
     ``start_profile``; nothing where one of them surely raises
-    NotImplementedError), and nothing for the others; a test's double nothing."""
+    NotImplementedError), and nothing for the others; a test's double nothing.
+    A plain class the tree never builds by a call of its name
+    (``built_in_sight``: it does) is used out of sight: the methods its
+    interface declares abstract are features too (``abstract_interface``)."""
     first = model.mro[0]
     if isinstance(first, ClassRef) and in_a_test(first.module):
         return (), ()
@@ -328,4 +332,41 @@ def entry_points_for(
     driven = plain_entry_points(model, drives)
     if _placeholder(model, drives, driven):
         return (), ()
-    return tuple(m for m in driven if m not in features), tuple(m for m in driven if m in features)
+    # Where construction sets names the source does not show (``self.__dict__.update(other.__dict__)``),
+    # a use is too weak a witness, as a call site is; where the tree builds it, its call sites say its uses.
+    declared = tuple(m for m in abstract_interface(model) if m not in driven)
+    if anything or (declared and built_in_sight()):
+        declared = ()
+    return tuple(m for m in driven if m not in features), (*(m for m in driven if m in features), *declared)
+
+
+def abstract_interface(model: ClassModel) -> tuple[str, ...]:
+    """The methods a class of the MRO declares ``@abstractmethod``, where the
+    instance finds an implementation and no method of the MRO calls it on the
+    instance: what the tree that declared the interface calls on its
+    implementations from outside (mteb's ``AbsEncoder.encode``). A hook the
+    MRO's own code calls (a template method's step) runs where that code
+    runs, and is no entry point of its own. A use, not every one: which of
+    them a use calls, the source does not say."""
+    names: dict[str, None] = {}
+    for info in model.infos:
+        if info is not None:
+            names.update((name, None) for name, method in info.methods.items() if method.is_abstract)
+    found = []
+    for name in names:
+        implemented = model.lookup(name)
+        if (implemented is not None and implemented[1] is not None and not implemented[1].is_abstract
+                and not model.marked(name, "not_implemented") and not _called_on_the_instance(model, name)):
+            found.append(name)
+    return tuple(found)
+
+
+def _called_on_the_instance(model: ClassModel, name: str) -> bool:
+    """Whether a method of the MRO calls ``self.<name>(...)`` (or ``super()``'s)."""
+    spelled = (name.encode(),)
+    return any(
+        type(event) is Call and event.kind in ("self", "super") and event.name == name
+        for info in model.infos if info is not None
+        for method in info.methods.values() if method.may_name(spelled)
+        for event in method.events
+    )

@@ -165,16 +165,17 @@ def _method(method: Method) -> tuple[Any, ...]:
     body = method._body
     if body is not None:
         where = (body.start, body.end, body.first_line, body.non_ascii, body.self_name, body.class_name)
-        return (method.name, method.line, method.is_property, where, None)
+        return (method.name, method.line, method.is_property, method.is_abstract, where, None)
     events = [(_EVENT_TAG[type(e)], *(getattr(e, f) for f in _FIELDS[type(e)])) for e in method._events]
-    return (method.name, method.line, method.is_property, None, events)
+    return (method.name, method.line, method.is_property, method.is_abstract, None, events)
 
 
 def _method_from(plain: Any) -> Method:
-    name, line, is_property, where, events = plain
+    name, line, is_property, is_abstract, where, events = plain
     if where is not None:
-        return Method(_str(name), _int(line), Body("", b"", *_typed(where, _BODY_TYPES)), _bool(is_property))
-    method = Method(_str(name), _int(line), is_property=_bool(is_property))
+        body = Body("", b"", *_typed(where, _BODY_TYPES))
+        return Method(_str(name), _int(line), body, _bool(is_property), _bool(is_abstract))
+    method = Method(_str(name), _int(line), is_property=_bool(is_property), is_abstract=_bool(is_abstract))
     method._events = [_event_from(e) for e in _each(events, list)]
     return method
 

@@ -90,15 +90,20 @@ class EnclosingTests:
         # Tests an earlier ``if ...: return`` of the block failed: what follows
         # needs them, yet it is no branch (it is what runs on every load).
         self._passed: list[tuple[ast.expr, bool, dict[str, str] | None]] = []
+        self._partial: set[int] = set()  # ids of the tests pushed as not all a branch needs
 
     def _bound(self) -> dict[str, str] | None:
         """The keys names were bound from when a test runs (they may be bound
         again before a read): a copy, a few names at most."""
         return dict(self._keyed) if self._keyed else None
 
-    def push(self, test: ast.expr, truth: bool) -> None:
+    def push(self, test: ast.expr, truth: bool, whole: bool = True) -> None:
+        """``whole``: what the test says is all the branch needs (not so of
+        ``self.n`` for a ``range(self.n)`` loop's body, which also needs n > 0)."""
         self._stack.append((test, truth, self._bound()))
         self._text.append(None)
+        if not whole:
+            self._partial.add(id(test))
 
     def pop(self) -> None:
         self._stack.pop()
@@ -148,6 +153,8 @@ class EnclosingTests:
 
     def _said_whole(self, test: ast.expr, truth: bool) -> bool:
         """Whether ``requirements`` of ``test`` being ``truth`` hold only where the test does."""
+        if id(test) in self._partial:
+            return False
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self._said_whole(test.operand, not truth)
         if isinstance(test, ast.BoolOp):

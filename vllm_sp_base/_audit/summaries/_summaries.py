@@ -84,14 +84,17 @@ class Method:
     A method summarised from a cut module (see ``lexer/bodies.c``) holds its
     ``Body`` and is parsed the first time its events are asked for."""
 
-    __slots__ = ("_body", "_events", "is_property", "line", "name")
+    __slots__ = ("_body", "_events", "is_abstract", "is_property", "line", "name")
 
-    def __init__(self, name: str, line: int, body: Body | None = None, is_property: bool = False) -> None:
+    def __init__(
+        self, name: str, line: int, body: Body | None = None, is_property: bool = False, is_abstract: bool = False,
+    ) -> None:
         self.name = name
         self.line = line
         self._events: list[Event] = []
         self._body = body
         self.is_property = is_property  # ``@property``: reading ``self.name`` runs it
+        self.is_abstract = is_abstract  # ``@abstractmethod``: what an ABC's users call on its implementations
 
     def _loaded(self) -> Method:
         if self._body is not None:

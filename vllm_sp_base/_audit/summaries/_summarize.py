@@ -74,9 +74,10 @@ def _method(
     setter (``setter``: the setter, which ``self.x = v`` runs). ``instance``:
     a static or class method summarised as given the instance, the index of
     the parameter that receives it."""
-    is_property = False
+    is_property = is_abstract = False
     for decorator in node.decorator_list:
         name = dotted(decorator) or ""
+        is_abstract |= name.rsplit(".", 1)[-1] == "abstractmethod"
         if name in ("staticmethod", "classmethod"):
             if instance is None:
                 return None
@@ -92,8 +93,8 @@ def _method(
     if cut is not None and args:
         start, end, first_line, non_ascii = cut
         body = Body(module.path, module.source, start, end, first_line, bool(non_ascii), args[0], class_name)
-        return Method(node.name, node.lineno, body, is_property)
-    method = Method(node.name, node.lineno, is_property=is_property)
+        return Method(node.name, node.lineno, body, is_property, is_abstract)
+    method = Method(node.name, node.lineno, is_property=is_property, is_abstract=is_abstract)
     if not args:
         return method
     signature = parameters(node.args, args[0], node.body) if not module.cuts else header_parameters(

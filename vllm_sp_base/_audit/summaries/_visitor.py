@@ -150,11 +150,14 @@ class MethodVisitor(ast.NodeVisitor):
     def _line(self, node: ast.expr | ast.stmt) -> int:
         return node.lineno + self.line_offset
 
-    def _branch(self, nodes: Sequence[ast.AST], test: ast.expr | None = None, truth: bool = True) -> None:
-        """Visit what runs only on a condition (``test`` being ``truth``, where known)."""
+    def _branch(
+        self, nodes: Sequence[ast.AST], test: ast.expr | None = None, truth: bool = True, whole: bool = True,
+    ) -> None:
+        """Visit what runs only on a condition (``test`` being ``truth``, where
+        known; ``whole``: all it needs)."""
         self.depth += 1
         if test is not None:
-            self.tests.push(test, truth)
+            self.tests.push(test, truth, whole)
             self.tested += 1
         self.visit_block(nodes)
         if test is not None:
@@ -324,7 +327,12 @@ class MethodVisitor(ast.NodeVisitor):
         self.loops.append(node.iter)
         self.loop_variables.append(variable)
         if variable is None or names is None:
-            self._branch([node.target, *node.body, *node.orelse])
+            needs = _range_needs(node.iter, self._is_self)
+            if needs is None:
+                self._branch([node.target, *node.body, *node.orelse])
+            else:  # ``for i in range(1, self.n + 1):``: the body runs only where n >= 1
+                self._branch([node.target, *node.body], needs, whole=False)
+                self._branch(node.orelse)
             self.loops.pop()
             self.loop_variables.pop()
             return
@@ -762,6 +770,35 @@ class MethodVisitor(ast.NodeVisitor):
         """Where ``target``'s first name comes from, if the method imported it itself."""
         imp = None if target is None else self.local_imports.get(target.split(".", 1)[0])
         return None if imp is None else local_import(imp)
+
+
+def _range_needs(iterable: ast.expr, is_self: Callable[[ast.expr], bool]) -> ast.expr | None:
+    """``self.n`` where ``iterable`` is ``range(self.n)``, or ``range(c,
+    self.n + d)`` with int literals ``c >= d >= 0`` (and a positive literal
+    step, if any): the loop's body runs only where ``self.n`` is true (an int
+    of at least 1); None for any other iterable."""
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+            and not iterable.keywords and 1 <= len(iterable.args) <= 3):
+        return None
+    args = iterable.args
+    if len(args) == 3 and (_int_literal(args[2]) or 0) <= 0:
+        return None  # no step, or one that may count down
+    start = _int_literal(args[0]) if len(args) > 1 else 0
+    stop = args[1] if len(args) > 1 else args[0]
+    offset = 0
+    if isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.Add) and _int_literal(stop.right) is not None:
+        offset = _int_literal(stop.right) or 0
+        stop = stop.left
+    if start is None or offset < 0 or start < offset:
+        return None
+    if isinstance(stop, ast.Attribute) and is_self(stop.value):
+        return stop
+    return None
+
+
+def _int_literal(node: ast.expr) -> int | None:
+    value = node.value if isinstance(node, ast.Constant) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _passed(node: ast.Call, hands_over: bool) -> str | None:
