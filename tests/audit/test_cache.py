@@ -126,6 +126,27 @@ def test_a_comment_edited_or_added_reuses_the_run(tmp_path: Path) -> None:
     assert read == []
 
 
+def test_a_warm_run_reads_what_fix_would_do_from_the_record(tmp_path: Path) -> None:
+    # Planning the fixes parses the files the findings name (~0.1 s on vLLM):
+    # a warm run takes the plan from the run's record, as it takes the findings.
+    from vllm_sp_base._audit.fix import _plan
+
+    tree, cache, _ = _copy(tmp_path)
+    cold = audit([str(tree)], cache=Cache(str(cache), True), plan_fixes=True)
+    assert cold.findings and set(cold.fixes) == set(cold.findings)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_plan, "plan", lambda *args: pytest.fail("planned again"))
+        warm = audit([str(tree)], cache=Cache(str(cache), True), plan_fixes=True)
+    assert warm.seconds == {} and warm.fixes == cold.fixes
+    # A record of a run that planned nothing (``--write-baseline``) is planned on reuse, once.
+    unplanned = tmp_path / "unplanned"
+    audit([str(tree)], cache=Cache(str(unplanned), True))
+    assert audit([str(tree)], cache=Cache(str(unplanned), True), plan_fixes=True).fixes == cold.fixes
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_plan, "plan", lambda *args: pytest.fail("planned again"))
+        assert audit([str(tree)], cache=Cache(str(unplanned), True), plan_fixes=True).fixes == cold.fixes
+
+
 @pytest.mark.parametrize("edit", [
     ("return super().forward(x) + 1", "return x + 1"),  # code: the finding goes
     ("class Draft(Target):", "# moved\nclass Draft(Target):"),  # a line above a class: lines move

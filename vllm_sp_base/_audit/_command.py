@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
             raise _Usage(str(error)) from None
         if finished:
             _say(f"finished an interrupted --fix: {_text.plural(len(finished), 'file')} moved into place")
-    result = _audit(paths, args, settings)
+    result = _audit(paths, args, settings, plan_fixes=not (fixing or args.write_baseline))
     if args.write_baseline:
         try:
             _report.write_baseline(args.write_baseline, result)
@@ -89,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
     _drop_baselined(result, baseline)
     from vllm_sp_base._audit.fix._apply import plan_result
 
-    fixes = plan_result(result, paths) if result.findings else {}
+    fixes = plan_result(result, paths) if result.findings and fixing else {}
     left_alone = False
     if fixing:
         from vllm_sp_base._audit.fix._command import EXIT_LEFT_ALONE, FixError, apply_fixes
@@ -101,9 +101,8 @@ def _run(args: argparse.Namespace) -> int:
         left_alone = outcome == EXIT_LEFT_ALONE
         if outcome is not None and not left_alone:  # --diff: the diff is the whole output
             return EXIT_CLEAN if args.exit_zero else outcome
-        result = _audit(paths, args, settings)  # what is left, as the report shows it
+        result = _audit(paths, args, settings, plan_fixes=True)  # what is left, as the report shows it
         _drop_baselined(result, baseline)
-        plan_result(result, paths)
     # Where the report has a place for the stale entries they go in it (JSON,
     # SARIF, GitHub annotations); otherwise on stderr with the summary.
     in_report = form in ("sarif", "github") or (form == "json" and not args.statistics)
@@ -123,8 +122,9 @@ def _run(args: argparse.Namespace) -> int:
     return max(code, 1) if left_alone else code
 
 
-def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> AuditResult:
-    """The audit of ``paths`` (none: an empty result)."""
+def _audit(paths: list[str], args: argparse.Namespace, settings: Settings, plan_fixes: bool) -> AuditResult:
+    """The audit of ``paths`` (none: an empty result); ``plan_fixes``: with
+    what ``--fix`` would do of each finding (``result.fixes``)."""
     if not paths:
         return AuditResult()
     cache_dir = None if args.no_cache else (args.cache_dir or default_dir())
@@ -134,7 +134,7 @@ def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> Au
             entry_points=settings.entry_points, show_unreachable=settings.show_unreachable,
             feature_entry_points=settings.feature_entry_points, import_path=args.python,
             exclude=settings.exclude, plain_entry_points=settings.plain_entry_points,
-            src=_source_roots(settings, args),
+            src=_source_roots(settings, args), plan_fixes=plan_fixes,
         )
     except FileNotFoundError as error:
         raise _Usage(f"{error}: no such file or directory") from None
@@ -143,6 +143,7 @@ def _audit(paths: list[str], args: argparse.Namespace, settings: Settings) -> Au
 def _drop_baselined(result: AuditResult, baseline: set[str]) -> None:
     before = len(result.findings) + len(result.unresolved)
     result.findings = [f for f in result.findings if f.fingerprint() not in baseline]
+    result.fixes = {f: status for f, status in result.fixes.items() if f.fingerprint() not in baseline}
     result.unresolved = [u for u in result.unresolved if u.fingerprint() not in baseline]
     result.baselined = before - len(result.findings) - len(result.unresolved)
 

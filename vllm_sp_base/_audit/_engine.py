@@ -149,11 +149,14 @@ def audit(
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
     plain_entry_points: Sequence[tuple[str, Sequence[str]]] = DEFAULT_PLAIN_ENTRY_POINTS,
     src: Sequence[str] = (),
+    plan_fixes: bool = False,
 ) -> AuditResult:
     """Raises FileNotFoundError for a path that does not exist. ``src``: the
     project's own import roots (``source_roots``), searched after the audited
     ones; ``import_path``: where bases are resolved past those (default:
-    ``sys.path``)."""
+    ``sys.path``); ``plan_fixes``: say in ``result.fixes`` what ``--fix``
+    would do of each finding, kept with the run's record (a warm run reads
+    it there, as it reads the findings)."""
     options = RuleOptions(
         tuple(entry_points), show_unreachable, tuple(feature_entry_points),
         tuple((base, tuple(methods)) for base, methods in plain_entry_points),
@@ -168,7 +171,7 @@ def audit(
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
-        return _audit(paths, cache, parse_all, options, import_path, exclude, src)
+        return _audit(paths, cache, parse_all, options, import_path, exclude, src, plan_fixes)
     finally:
         sys.setrecursionlimit(limit)
         if collecting:
@@ -177,7 +180,7 @@ def audit(
 
 def _audit(
     paths: list[str], cache: Cache, parse_all: bool, options: RuleOptions,
-    import_path: Sequence[str] | None, exclude: Sequence[str], src: Sequence[str],
+    import_path: Sequence[str] | None, exclude: Sequence[str], src: Sequence[str], plan_fixes: bool,
 ) -> AuditResult:
     start = time.perf_counter()
     discovered = discover(paths, exclude, src)  # its roots (the source roots too) key the run
@@ -187,8 +190,14 @@ def _audit(
     reused = _reuse(saved, roots) if saved is not None else None
     if saved is not None and reused is not None:
         found, moved = reused
-        if moved:
-            cache.put_run(tree_key, {**saved, "files": {**saved["files"], **moved}})
+        planned = plan_fixes and bool(found.findings) and not found.fixes  # a record of a run that planned none
+        if planned:
+            _plan(found, paths)
+        if moved or planned:
+            from vllm_sp_base._audit.sources._stored import result_to_plain
+
+            record = result_to_plain(found) if planned else saved["result"]
+            cache.put_run(tree_key, {**saved, "result": record, "files": {**saved["files"], **moved}})
             cache.save()
         return found
     from vllm_sp_base._audit.sources._sources import Sources
@@ -211,6 +220,8 @@ def _audit(
         set_inits_of(None)
     result.diagnostics.sort()  # threads report in the order they finish
     result.parsed = len(sources.parsed)
+    if plan_fixes and result.findings:
+        _plan(result, paths)
     files = _record(sources, discovered) if cache.enabled and modules is not None else None
     if files is not None:
         from vllm_sp_base._audit.sources._stored import result_to_plain
@@ -219,6 +230,12 @@ def _audit(
     # Summaries go without their file's bytes (``_stored``): whoever reads one has just read the file.
     cache.save()
     return result
+
+
+def _plan(result: AuditResult, paths: list[str]) -> None:
+    from vllm_sp_base._audit.fix._apply import plan_result
+
+    plan_result(result, paths)
 
 
 def _check(

@@ -18,7 +18,7 @@ from typing import Any
 
 from vllm_sp_base import __version__
 
-_FORMAT = 7
+_FORMAT = 8
 
 
 def _tool_fingerprint(here: str = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) -> str:

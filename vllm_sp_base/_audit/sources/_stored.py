@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from vllm_sp_base._audit.prescan._scans import ClassScan, FileScan
-from vllm_sp_base._audit.report._finding import AuditResult, Finding, Frame, Unresolved
+from vllm_sp_base._audit.report._finding import AuditResult, Finding, FixStatus, Frame, Unresolved
 from vllm_sp_base._audit.summaries._events import (
     Assert,
     Call,
@@ -202,15 +202,23 @@ def result_to_plain(result: AuditResult) -> tuple[Any, ...]:
         for f in result.findings
     ]
     unresolved = [(u.path, u.line, u.class_name, u.base, u.reason) for u in result.unresolved]
+    # What --fix would do of each finding, in their order (None: not planned).
+    fixes = [None if (s := result.fixes.get(f)) is None else (s.applicability, s.message, s.reason)
+             for f in result.findings]
     return (findings, result.diagnostics, result.files, result.parsed, result.suppressed,
-            result.only_bases, unresolved, result.unused_noqa, result.unused_ignored)
+            result.only_bases, unresolved, result.unused_noqa, result.unused_ignored, fixes)
 
 
 def result_from_plain(plain: Any) -> AuditResult:
     try:
-        findings, diagnostics, files, parsed, suppressed, only_bases, unresolved, unused, ignored = plain
+        findings, diagnostics, files, parsed, suppressed, only_bases, unresolved, unused, ignored, fixes = plain
+        found = [_finding_from(f) for f in _each(findings, list)]
+        statuses = _each(fixes, list)
+        if len(statuses) != len(found):
+            raise BadEntry("a fix for each finding")
         return AuditResult(
-            findings=[_finding_from(f) for f in _each(findings, list)],
+            findings=found,
+            fixes={f: FixStatus(*_typed(s, _FIX_TYPES)) for f, s in zip(found, statuses) if s is not None},
             diagnostics=[_typed(pair, _PAIR) for pair in _each(diagnostics, list)],
             files=_int(files),
             parsed=_int(parsed),
@@ -228,6 +236,7 @@ _FINDING_FIELDS = tuple(name for name in Finding.__dataclass_fields__ if name !=
 _FINDING_TYPES = _types(Finding, _FINDING_FIELDS)
 _SCAN_TYPES = ((str,), (tuple,), (tuple,), (bool,), (bool,), (bool,), (bool,), (bool,))
 _PAIR = ((str,), (str,))
+_FIX_TYPES = ((str,), (str,), (str,))
 _FRAME_TYPES = ((str,), (str,), (int,))
 _UNRESOLVED_TYPES = ((str,), (int,), (str,), (str,), (str,))
 _NOQA_TYPES = ((str,), (int,))
