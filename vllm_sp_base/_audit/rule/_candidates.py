@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vllm_sp_base._audit._options import RuleOptions
+from vllm_sp_base._audit.prescan._prescan import spells_any
 from vllm_sp_base._audit.report._finding import Finding, Unresolved
 from vllm_sp_base._audit.rule._rule import SkippedInitRead
 from vllm_sp_base._audit.rule._suppress import ignored
@@ -280,7 +281,11 @@ class CandidateChecker:
         found = self._spelled.get(name)
         if found is None:
             texts, spelled = self.sources.texts, name.encode()
-            found = self._spelled[name] = [
-                (path, texts[path]) for path in self.files if path in texts and spelled in texts[path]
-            ]
+            if spells_any is None:
+                found = [(path, texts[path]) for path in self.files if path in texts and spelled in texts[path]]
+            else:  # the C library's memmem: twice as fast as ``in`` on a tree's bytes, searched once a name
+                needles = (spelled,)
+                found = [(path, data) for path in self.files
+                         if (data := texts.get(path)) is not None and spells_any(data, needles)]
+            self._spelled[name] = found
         return found
