@@ -239,6 +239,40 @@ VALID = (
                 self.refine_steps = 0  # the refining stage never runs
     """, name="range-loop-over-a-zero-the-class-sets"),
     Example("""
+        from typing import TYPE_CHECKING
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2
+            def _typed(self, x):
+                return x * self.scale
+            def forward(self, x):
+                return x
+            if TYPE_CHECKING:
+                forward = _typed  # for the type checker only: at run time forward is the def above
+        class Child(Parent):
+            def __init__(self):
+                nn.Module.__init__(self)
+    """, name="class-body-arm-only-a-type-checker-takes"),
+    Example("""
+        from abc import ABC, abstractmethod
+        from torch import nn
+        class Sampler(nn.Module, ABC):
+            def __init__(self):
+                super().__init__()
+                self.seed = 0
+            def forward(self, x):
+                return x + self.seed
+            @abstractmethod
+            def base_samples(self, x):
+                ...
+        class PairwiseSampler(Sampler):  # still abstract: PairwiseSampler() raises TypeError
+            def __init__(self, n):
+                nn.Module.__init__(self)
+                self.n = n
+    """, name="abstract-class-is-never-built"),
+    Example("""
         from torch import nn
         class Parent(nn.Module):
             def __init__(self):

@@ -36,6 +36,7 @@ from vllm_sp_base._audit.semantics._project import ClassRef, MroEntry, Opaque, P
 from vllm_sp_base._audit.semantics._refused import refused_settings
 from vllm_sp_base._audit.semantics._runtime import (
     TARGET_ONLY,
+    abstract_left,
     entry_points_for,
     entry_points_in_role,
     feature,
@@ -127,6 +128,8 @@ class SkippedInitRead:
             return []
         if model.marked("__new__", "returns_other"):
             return []  # C(...) builds other classes: they are checked
+        if abstract_left(model):
+            return []  # ``C()`` raises TypeError (an abstract method left): its subclasses are checked
         built_by = built_by_a_metaclass(self.project, model.mro)
         if built_by == OWN_CALL:
             return []  # what C(...) runs is the metaclass's __call__, not the __init__ chain alone

@@ -340,6 +340,23 @@ def entry_points_for(
     return tuple(m for m in driven if m not in features), (*(m for m in driven if m in features), *declared)
 
 
+def abstract_left(model: ClassModel) -> bool:
+    """Whether the class is an ABC (``ABC`` or ``ABCMeta`` in its MRO) whose
+    instance would find an ``@abstractmethod`` no class implements: Python
+    refuses to build it (TypeError), so nothing it inherits runs on it."""
+    abc = any(
+        _name(model, index) == "ABC"
+        or (info is not None and (info.metaclass or "").rsplit(".", 1)[-1] == "ABCMeta")
+        for index, info in enumerate(model.infos)
+    )
+    if not abc:
+        return False
+    names = {name for info in model.infos if info is not None
+             for name, method in info.methods.items() if method.is_abstract}
+    return any((found := model.lookup(name)) is not None and found[1] is not None and found[1].is_abstract
+               for name in names)
+
+
 def abstract_interface(model: ClassModel) -> tuple[str, ...]:
     """The methods a class of the MRO declares ``@abstractmethod``, where the
     instance finds an implementation and no method of the MRO calls it on the

@@ -31,6 +31,7 @@ from vllm_sp_base._audit.summaries._summaries import (
 )
 from vllm_sp_base._audit.summaries._syntax import (
     constant_strings,
+    constant_truth,
     dataclass_decorator,
     dotted,
     import_bindings,
@@ -219,8 +220,13 @@ def _collect_class_body(
             for alias in stmt.names:
                 attrs.add((alias.asname or alias.name).split(".")[0])
         elif isinstance(stmt, (ast.If, ast.Try)):
-            _collect_class_body(stmt.body, class_name, attrs, methods, module, constants, held)
-            _collect_class_body(stmt.orelse, class_name, attrs, methods, module, constants, held)
+            # ``if TYPE_CHECKING: __call__ = forward`` binds nothing when the code runs (fairseq2's
+            # ``ResidualConnect``): an arm Python never takes is no part of the class.
+            truth = constant_truth(stmt.test) if isinstance(stmt, ast.If) else None
+            if truth is not False:
+                _collect_class_body(stmt.body, class_name, attrs, methods, module, constants, held)
+            if truth is not True:
+                _collect_class_body(stmt.orelse, class_name, attrs, methods, module, constants, held)
             if isinstance(stmt, ast.Try):
                 for handler in stmt.handlers:
                     _collect_class_body(handler.body, class_name, attrs, methods, module, constants, held)
