@@ -247,8 +247,11 @@ class SkippedInitRead:
         return self.spelling is not None and method_called(name, self.spelling(name))
 
     def _called_by_name(self, ref: ClassRef) -> bool:
-        """Whether an audited file calls the class by its name (``Runner(worker, step)``)."""
+        """Whether an audited file calls the class by its name (``Runner(worker, step)``):
+        one of those that bind its name or its module (the pre-scan says which)."""
         name = python_name(ref.name)
+        if self.builders is not None:
+            return called_by_name(name, self.builders(ref))
         return self.spelling is None or called_by_name(name, self.spelling(name))
 
     def _call_sites(

@@ -53,8 +53,10 @@ def only_a_base(
 def called_by_name(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:
     """Whether one of ``texts`` spells a call of ``name`` (``Name(...)``,
     ``module.Name(...)``), not its class header: the tree builds it itself."""
-    call = re.compile(rb"(?<!class )(?<!\w)" + re.escape(name.encode()) + rb"\s*\(")
-    return any(call.search(data) for _, data in texts)
+    spelled = name.encode()
+    call = re.compile(rb"(?<!class )(?<!\w)" + re.escape(spelled) + rb"\s*\(")
+    # The name's bytes found first (a literal search), the pattern tried only where they are.
+    return any(spelled in data and call.search(data) for _, data in texts)
 
 
 def method_called(name: str, texts: Iterable[tuple[str, bytes]]) -> bool:

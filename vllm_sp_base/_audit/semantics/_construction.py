@@ -525,20 +525,16 @@ def run_later(model: ClassModel, skipped: list[int], called: Callable[[str], boo
     out: Python runs it where construction and the entry points say (a
     ``__post_init__`` the written ``__init__`` may never call)."""
     found: set[int] = set()
-    spelled = (b"__init__",)
     for owner, info in enumerate(model.infos):
         if info is None:
             continue
         for name, method in bound_methods(info):
-            if (name.startswith("__") and name.endswith("__")) or not method.may_name(spelled):
+            if (name.startswith("__") and name.endswith("__")) or not method.spells(b"__init__"):
                 continue
-            if not any(type(e) is Call and e.name == "__init__" for e in method.events) or not called(name):
-                continue
-            for event in method.events:
-                if type(event) is Call and event.name == "__init__":
-                    target = model.target(owner, event)
-                    if target is not None and target[0] in skipped:
-                        found.add(target[0])
+            runs = {target[0] for event in method.events if type(event) is Call and event.name == "__init__"
+                    and (target := model.target(owner, event)) is not None and target[0] in skipped}
+            if runs - found and called(name):
+                found |= runs
     return found
 
 

@@ -380,10 +380,10 @@ def abstract_interface(model: ClassModel) -> tuple[str, ...]:
 
 def _called_on_the_instance(model: ClassModel, name: str) -> bool:
     """Whether a method of the MRO calls ``self.<name>(...)`` (or ``super()``'s)."""
-    spelled = (name.encode(),)
+    spelled = f".{name}".encode()
     return any(
         type(event) is Call and event.kind in ("self", "super") and event.name == name
         for info in model.infos if info is not None
-        for method in info.methods.values() if method.may_name(spelled)
+        for method in info.methods.values() if method.spells(spelled)
         for event in method.events
     )

@@ -132,6 +132,12 @@ class Method:
             if type(e) is Call and e.kind != "self" and e.name == "__init__"
         ]
 
+    def spells(self, text: bytes) -> bool:
+        """Whether the method's source holds ``text`` (unparsed: on its bytes;
+        parsed already: True, its events are at hand)."""
+        body = self._body
+        return body is None or body.source.find(text, body.start, body.end) >= 0
+
     def may_name(self, names: Iterable[bytes]) -> bool:
         """False only if the method surely neither reads nor sets any of
         ``self.<name>`` (checked on the source, without parsing it)."""
