@@ -63,12 +63,13 @@ def unreached(model: ClassModel, wanted: Iterable[str], skip: set[tuple[int, str
             if (index, name) in skip or not left or not method.may_name(names):
                 continue
             for event in method.events:
-                # ``self.tokenizer_fun(text)`` where no class defines it reads the instance's attribute.
-                attr = event.attr if type(event) is Read else (
-                    event.name if type(event) is Call and event.kind == "self" and event.name in left
-                    and model.lookup(event.name) is None else None)
-                if attr is not None and attr in left:
-                    assert type(event) is Read or type(event) is Call
+                if type(event) is Read:
+                    attr = event.attr
+                elif type(event) is Call and event.kind == "self" and model.lookup(event.name) is None:
+                    attr = event.name  # ``self.tokenizer_fun(text)``, no class defining it: the instance's attribute
+                else:
+                    continue
+                if attr in left:
                     left.discard(attr)
                     found[attr] = Reached(
                         attr, index, name, event.line, (), event.conditional, event.condition, event.requires)

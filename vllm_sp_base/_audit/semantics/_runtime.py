@@ -340,6 +340,15 @@ def entry_points_for(
     return tuple(m for m in driven if m not in features), (*(m for m in driven if m in features), *declared)
 
 
+def _abstract(model: ClassModel) -> dict[str, bool]:
+    """Each name a class of the MRO declares ``@abstractmethod`` -> whether
+    the instance finds an implementation of it (not an abstract one)."""
+    names = {name for info in model.infos if info is not None
+             for name, method in info.methods.items() if method.is_abstract}
+    return {name: (found := model.lookup(name)) is not None and found[1] is not None and not found[1].is_abstract
+            for name in sorted(names)}
+
+
 def abstract_left(model: ClassModel) -> bool:
     """Whether the class is an ABC (``ABC`` or ``ABCMeta`` in its MRO) whose
     instance would find an ``@abstractmethod`` no class implements: Python
@@ -349,12 +358,7 @@ def abstract_left(model: ClassModel) -> bool:
         or (info is not None and (info.metaclass or "").rsplit(".", 1)[-1] == "ABCMeta")
         for index, info in enumerate(model.infos)
     )
-    if not abc:
-        return False
-    names = {name for info in model.infos if info is not None
-             for name, method in info.methods.items() if method.is_abstract}
-    return any((found := model.lookup(name)) is not None and found[1] is not None and found[1].is_abstract
-               for name in names)
+    return abc and not all(_abstract(model).values())
 
 
 def abstract_interface(model: ClassModel) -> tuple[str, ...]:
@@ -365,17 +369,10 @@ def abstract_interface(model: ClassModel) -> tuple[str, ...]:
     MRO's own code calls (a template method's step) runs where that code
     runs, and is no entry point of its own. A use, not every one: which of
     them a use calls, the source does not say."""
-    names: dict[str, None] = {}
-    for info in model.infos:
-        if info is not None:
-            names.update((name, None) for name, method in info.methods.items() if method.is_abstract)
-    found = []
-    for name in names:
-        implemented = model.lookup(name)
-        if (implemented is not None and implemented[1] is not None and not implemented[1].is_abstract
-                and not model.marked(name, "not_implemented") and not _called_on_the_instance(model, name)):
-            found.append(name)
-    return tuple(found)
+    return tuple(
+        name for name, implemented in _abstract(model).items()
+        if implemented and not model.marked(name, "not_implemented") and not _called_on_the_instance(model, name)
+    )
 
 
 def _called_on_the_instance(model: ClassModel, name: str) -> bool:
