@@ -96,6 +96,17 @@ _PREPARED = f"""
                 return self.model(x)
 """
 
+#: A torch module whose ``__init__`` sets the ``dim`` its ``forward`` reads.
+_DIM_PARENT = """
+        from torch import nn
+        class Parent(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+            def forward(self, x):
+                return x * self.dim
+"""
+
 #: A torch module whose ``__init__`` sets what its own ``forward`` does not read.
 _UNREAD = SCALED.replace("return x * self.scale", "return x")
 
@@ -122,14 +133,7 @@ VALID = (
             def __call__(self, x):  # module(x) never reaches forward
                 return x
     """, name="call-overridden-without-forward"),
-    Example("""
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self, dim):
-                super().__init__()
-                self.dim = dim
-            def forward(self, x):
-                return x * self.dim
+    Example(_DIM_PARENT + """
         class Mid(Parent):
             base_class = Parent
             def __init__(self, dim):
@@ -137,14 +141,7 @@ VALID = (
         class Leaf(Mid):
             base_class = Parent
     """, name="parent-init-through-a-class-attribute"),
-    Example("""
-        from torch import nn
-        class Parent(nn.Module):
-            def __init__(self, dim):
-                super().__init__()
-                self.dim = dim
-            def forward(self, x):
-                return x * self.dim
+    Example(_DIM_PARENT + """
         class Other(Parent):
             pass
         CHOICES = {"parent": Parent, "other": Other}
